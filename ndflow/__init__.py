@@ -1,0 +1,50 @@
+"""ndflow: TensorFlow.js (and deeplearn.js) for Python. ``import ndflow as nf``."""
+
+from . import backends  # noqa: F401  (registers the backends)
+from .core import dtypes
+from .core.backend import Backend
+from .core.dtypes import upcast_type
+from .core.flags import env
+from .core.globals import (
+    backend,
+    disable_deprecation_warnings,
+    dispose,
+    dispose_variables,
+    enable_debug_mode,
+    enable_prod_mode,
+    engine,
+    find_backend,
+    get_backend,
+    keep,
+    memory,
+    next_frame,
+    profile,
+    ready,
+    register_backend,
+    remove_backend,
+    set_backend,
+    tidy,
+    time,
+)
+from .core.kernel_registry import get_gradient, get_kernel, get_kernels_for_backend, register_gradient, register_kernel
+from .core.profiler import ComputationError
+from .core.tensor import DisposedTensorError, Tensor, Variable
+from .core.tensor_buffer import TensorBuffer
+from .ops import *  # noqa: F403
+from .ops import __all__ as _ops_all
+from .version import __version__
+
+
+def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: object = None) -> TensorBuffer:
+    """A mutable ``TensorBuffer`` to fill and turn into a tensor with ``to_tensor()``."""
+    return TensorBuffer(shape, dtype, values)
+
+
+__all__ = [
+    "Backend", "ComputationError", "DisposedTensorError", "Tensor", "TensorBuffer", "Variable", "__version__",
+    "backend", "buffer", "disable_deprecation_warnings", "dispose", "dispose_variables", "dtypes",
+    "enable_debug_mode", "enable_prod_mode", "engine", "env", "find_backend", "get_backend", "get_gradient",
+    "get_kernel", "get_kernels_for_backend", "keep", "memory", "next_frame", "profile", "ready",
+    "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
+    "upcast_type", *_ops_all,
+]  # fmt: skip

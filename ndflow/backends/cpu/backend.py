@@ -1,0 +1,76 @@
+"""The cpu backend: numpy arrays in a dict keyed by data id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...core.backend import Backend, new_data_id
+from ...core.dtypes import NUMPY_DTYPE
+
+
+class _Record:
+    __slots__ = ("values", "ref_count")
+
+    def __init__(self, values: np.ndarray, ref_count: int) -> None:
+        self.values = values
+        self.ref_count = ref_count
+
+
+class CPUBackend(Backend):
+    """Reference backend. Values are C-contiguous numpy arrays of the tensor's shape."""
+
+    name = "cpu"
+
+    def __init__(self) -> None:
+        self.data: dict[int, _Record] = {}
+
+    # -- data store ------------------------------------------------------------------------------
+    def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:
+        array = np.asarray(values, dtype=NUMPY_DTYPE[dtype]).reshape(shape)
+        data_id = new_data_id()
+        self.data[data_id] = _Record(array, 1)
+        return data_id
+
+    def store(self, array: np.ndarray) -> int:
+        """Keep a kernel's output array (already of the right dtype and shape)."""
+        data_id = new_data_id()
+        self.data[data_id] = _Record(array, 1)
+        return data_id
+
+    def move(self, data_id: int, values: Any, shape: tuple[int, ...], dtype: str, ref_count: int) -> None:
+        array = np.asarray(values, dtype=NUMPY_DTYPE[dtype]).reshape(shape)
+        self.data[data_id] = _Record(array, ref_count)
+
+    def values(self, data_id: int) -> np.ndarray:
+        return self.data[data_id].values
+
+    def read_sync(self, data_id: int) -> np.ndarray:
+        return self.data[data_id].values
+
+    def dispose_data(self, data_id: int, force: bool = False) -> bool:
+        record = self.data.get(data_id)
+        if record is None:
+            return True
+        record.ref_count -= 1
+        if force or record.ref_count <= 0:
+            del self.data[data_id]
+            return True
+        return False
+
+    def inc_ref(self, data_id: int) -> None:
+        self.data[data_id].ref_count += 1
+
+    def ref_count(self, data_id: int) -> int:
+        record = self.data.get(data_id)
+        return 0 if record is None else record.ref_count
+
+    def num_data_ids(self) -> int:
+        return len(self.data)
+
+    def memory(self) -> dict[str, Any]:
+        return {"unreliable": False, "reasons": []}
+
+    def dispose(self) -> None:
+        self.data.clear()

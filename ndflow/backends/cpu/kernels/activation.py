@@ -1,0 +1,37 @@
+"""Activations: Relu, Sigmoid, Softmax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out
+
+
+@cpu_kernel("Relu")
+def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    (x,) = inputs
+    values = backend.data[x.data_id].values
+    # max(x, 0) that keeps NaN, as TF.js's `x < 0 ? 0 : x`.
+    return out(backend, np.where(values < 0, values.dtype.type(0), values), x.dtype)
+
+
+@cpu_kernel("Sigmoid")
+def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    (x,) = inputs
+    values = backend.data[x.data_id].values.astype(np.float32, copy=False)
+    result = np.exp(-values)
+    result += 1
+    np.reciprocal(result, out=result)
+    return out(backend, result, "float32")
+
+
+@cpu_kernel("Softmax")
+def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axis = attrs["dim"]
+    values = backend.data[x.data_id].values
+    shifted = values - values.max(axis=axis, keepdims=True) if values.size else values
+    e = np.exp(shifted)
+    e /= e.sum(axis=axis, keepdims=True)
+    return out(backend, e, "float32")

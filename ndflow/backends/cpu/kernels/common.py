@@ -1,0 +1,65 @@
+"""Helpers shared by the cpu kernels: reading inputs and storing outputs."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from threading import get_ident
+
+import numpy as np
+
+from ....core.dtypes import NUMPY_DTYPE
+from ....core.kernel_registry import register_kernel
+from ..backend import CPUBackend
+
+Output = tuple[int, tuple[int, ...], str]
+
+
+def out(backend: CPUBackend, array: np.ndarray, dtype: str) -> Output:
+    """Store ``array`` (cast to ``dtype`` when needed) as a new buffer; return the kernel output."""
+    if array.__class__ is not np.ndarray:
+        array = np.asarray(array)
+    if array.dtype != NUMPY_DTYPE[dtype]:
+        array = array.astype(NUMPY_DTYPE[dtype])
+    return backend.store(array), array.shape, dtype
+
+
+def share(backend: CPUBackend, data_id: int, shape: tuple[int, ...], dtype: str) -> Output:
+    """An output that reuses an input's buffer (reshape, identity): one more owner of the data."""
+    backend.inc_ref(data_id)
+    return data_id, shape, dtype
+
+
+def _quiet_context() -> contextvars.Context:
+    """A context in which numpy ignores floating-point errors (TF.js semantics: NaN/Inf are values)."""
+
+    def make() -> contextvars.Context:
+        np.seterr(all="ignore")
+        return contextvars.copy_context()
+
+    return contextvars.copy_context().run(make)
+
+
+_CONTEXTS: dict[int, contextvars.Context] = {}
+
+
+def cpu_kernel(name: str) -> Callable[[Callable], Callable]:
+    """Register ``fn`` as the cpu kernel ``name``; it runs with numpy's FP warnings off.
+
+    Entering a prepared context costs far less than ``np.errstate`` on every call. Each thread
+    gets its own context (a context can be entered by one thread at a time).
+    """
+
+    def wrap(fn: Callable) -> Callable:
+        def run(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+            ctx = _CONTEXTS.get(get_ident())
+            if ctx is None:
+                ctx = _CONTEXTS[get_ident()] = _quiet_context()
+            return ctx.run(fn, backend, inputs, attrs)
+
+        run.__name__ = fn.__name__
+        run.__doc__ = fn.__doc__
+        register_kernel(name, "cpu", run)
+        return fn
+
+    return wrap

@@ -1,0 +1,68 @@
+"""Reductions over axes: Sum, Mean, Max, Min, ArgMax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....core.dtypes import NUMPY_DTYPE
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out
+
+
+def _axes(attrs: dict) -> tuple[tuple[int, ...], bool]:
+    return tuple(attrs["axis"]), attrs["keep_dims"]
+
+
+@cpu_kernel("Sum")
+def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    values = backend.data[x.data_id].values
+    dtype = "int32" if x.dtype == "bool" else x.dtype
+    return out(backend, np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
+
+
+@cpu_kernel("Mean")
+def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    values = backend.data[x.data_id].values
+    dtype = "complex64" if x.dtype == "complex64" else "float32"
+    return out(backend, np.mean(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
+
+
+def _extreme(backend: CPUBackend, inputs: tuple, attrs: dict, fn: np.ufunc) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    values = backend.data[x.data_id].values
+    if values.size == 0:  # TF.js reads past the end: NaN for floats, 0 once stored as int32
+        shape = np.sum(values, axis=axes, keepdims=keep).shape
+        return out(backend, np.full(shape, np.nan if x.dtype == "float32" else 0), x.dtype)
+    return out(backend, fn.reduce(values, axis=axes, keepdims=keep), x.dtype)
+
+
+@cpu_kernel("Max")
+def max_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    return _extreme(backend, inputs, attrs, np.maximum)
+
+
+@cpu_kernel("Min")
+def min_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    return _extreme(backend, inputs, attrs, np.minimum)
+
+
+@cpu_kernel("ArgMax")
+def arg_max(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    values = backend.data[x.data_id].values
+    axis = attrs["axis"]
+    if values.shape[axis] == 0:
+        raise ValueError(f"arg_max: cannot reduce an empty axis of shape {list(x.shape)}")
+    if values.dtype.kind != "f":
+        return out(backend, np.argmax(values, axis=axis), "int32")
+    # TF.js keeps the first value unless a later one is strictly greater: NaN never wins,
+    # except a leading NaN, which nothing beats.
+    nan = np.isnan(values)
+    index = np.argmax(np.where(nan, -np.inf, values), axis=axis)
+    first_nan = np.take(nan, 0, axis=axis)
+    return out(backend, np.where(first_nan, 0, index), "int32")

@@ -1,0 +1,56 @@
+"""Shape and dtype changes: Reshape, ExpandDims, Identity, Cast, Transpose."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....core.dtypes import NUMPY_DTYPE
+from ..backend import CPUBackend
+from .binary import to_int32
+from .common import Output, cpu_kernel, out, share
+
+
+@cpu_kernel("Reshape")
+def reshape(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
+
+
+@cpu_kernel("ExpandDims")
+def expand_dims(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axis = attrs["dim"]
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    return share(backend, x.data_id, tuple(shape), x.dtype)
+
+
+@cpu_kernel("Identity")
+def identity(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    (x,) = inputs
+    return share(backend, x.data_id, x.shape, x.dtype)
+
+
+@cpu_kernel("Cast")
+def cast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    dtype = attrs["dtype"]
+    if dtype == x.dtype:
+        return share(backend, x.data_id, x.shape, x.dtype)
+    values = backend.data[x.data_id].values
+    if dtype == "int32" and values.dtype.kind in "fc":
+        return out(backend, to_int32(np.real(values) if values.dtype.kind == "c" else values), dtype)
+    if dtype == "bool":
+        return out(backend, values != 0, dtype)
+    if x.dtype == "complex64" and dtype == "float32":
+        return out(backend, np.real(values), dtype)
+    if x.dtype == "string" or dtype == "string":
+        raise TypeError(f"cast: cannot cast between {x.dtype} and {dtype}")
+    return out(backend, values.astype(NUMPY_DTYPE[dtype]), dtype)
+
+
+@cpu_kernel("Transpose")
+def transpose(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    values = backend.data[x.data_id].values
+    return out(backend, values.transpose(attrs["perm"]).copy(), x.dtype)

@@ -1,0 +1,75 @@
+"""The contract every backend fulfils: a data store keyed by data id, with reference counts."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# Data ids are unique across backends, so that data keeps its id when it moves.
+_next_data_id = itertools.count(1).__next__
+
+
+def new_data_id() -> int:
+    return _next_data_id()
+
+
+class Backend:
+    """Base class of backends. A backend owns the values of tensors, by data id.
+
+    ``write`` stores values and returns a data id with a reference count of one; ``inc_ref``
+    adds an owner (a kernel output sharing its input's data, as reshape does), and
+    ``dispose_data`` drops one, freeing the values when none is left.
+    """
+
+    name = "base"
+
+    def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:
+        raise NotImplementedError(f"backend '{self.name}' does not implement write")
+
+    def move(self, data_id: int, values: Any, shape: tuple[int, ...], dtype: str, ref_count: int) -> None:
+        """Take data arriving from another backend, under its existing data id."""
+        raise NotImplementedError(f"backend '{self.name}' does not implement move")
+
+    def read_sync(self, data_id: int) -> np.ndarray:
+        raise NotImplementedError(f"backend '{self.name}' does not implement read_sync")
+
+    async def read(self, data_id: int) -> np.ndarray:
+        return self.read_sync(data_id)
+
+    def dispose_data(self, data_id: int, force: bool = False) -> bool:
+        raise NotImplementedError(f"backend '{self.name}' does not implement dispose_data")
+
+    def inc_ref(self, data_id: int) -> None:
+        raise NotImplementedError(f"backend '{self.name}' does not implement inc_ref")
+
+    def ref_count(self, data_id: int) -> int:
+        raise NotImplementedError(f"backend '{self.name}' does not implement ref_count")
+
+    def num_data_ids(self) -> int:
+        raise NotImplementedError(f"backend '{self.name}' does not implement num_data_ids")
+
+    def memory(self) -> dict[str, Any]:
+        """Backend-specific memory fields, merged into ``nf.memory()``."""
+        return {"unreliable": False, "reasons": []}
+
+    def time(self, fn: Callable[[], Any]) -> dict[str, float]:
+        """Run ``fn`` and report ``kernel_ms``: here the wall time of the (synchronous) work."""
+        start = time.perf_counter()
+        fn()
+        return {"kernel_ms": (time.perf_counter() - start) * 1000.0}
+
+    def synchronize(self) -> None:
+        """Wait until queued work is done (a no-op for synchronous backends)."""
+
+    def float_precision(self) -> int:
+        return 32
+
+    def epsilon(self) -> float:
+        return 1e-7 if self.float_precision() == 32 else 1e-4
+
+    def dispose(self) -> None:
+        """Release everything the backend holds."""

@@ -1,0 +1,439 @@
+"""The engine: backends, kernel dispatch, scopes (tidy), memory counters, variables, profiling.
+
+One global :data:`ENGINE`, like TF.js's ``ENGINE``. Everything that creates or frees a tensor
+goes through it. Backends own the values and the reference counts of data; the engine counts
+tensors, buffers and bytes, and knows which backend holds each data id.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+import math
+import time as _time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import tensor as tensor_module
+from .backend import Backend
+from .containers import walk_tensors
+from .dtypes import BYTES_PER_ELEMENT, nbytes
+from .flags import env
+from .kernel_registry import KernelConfig, kernel_table
+from .profiler import (
+    KernelProfile,
+    MemoryInfo,
+    ProfileInfo,
+    TimingInfo,
+    check_finite,
+    ensure_visible_logging,
+    log_kernel,
+)
+from .tensor import Tensor, Variable
+
+logger = logging.getLogger("ndflow")
+
+KernelOutput = tuple[int, tuple[int, ...], str]
+
+
+class DataInfo:
+    """Engine-side facts about one data buffer, shared by every tensor that uses it."""
+
+    __slots__ = ("backend", "nbytes")
+
+    def __init__(self, backend: Backend, size_bytes: int) -> None:
+        self.backend = backend
+        self.nbytes = size_bytes
+
+
+class Scope:
+    __slots__ = ("track", "name", "id")
+
+    def __init__(self, name: str | None, scope_id: int) -> None:
+        self.track: list[Tensor] = []
+        self.name = name
+        self.id = scope_id
+
+
+class Engine:
+    def __init__(self) -> None:
+        self._factories: dict[str, tuple[Callable[[], Backend], int]] = {}
+        self._instances: dict[str, Backend] = {}
+        self._backend: Backend | None = None
+        self._kernels: dict[str, KernelConfig] = {}
+        self.backend_name: str | None = None
+
+        self.num_tensors = 0
+        self.num_string_tensors = 0
+        self.num_data_buffers = 0
+        self.num_bytes = 0
+        self._data: dict[int, DataInfo] = {}
+
+        self._scopes: list[Scope] = []
+        self.active_scope: Scope | None = None
+        self._next_scope_id = itertools.count(1).__next__
+        self._next_tensor_id = itertools.count(0).__next__
+        self._next_variable_id = itertools.count(0).__next__
+        self.variables: dict[str, Variable] = {}
+
+        self.debug = False
+        self.prod = False
+        self._profiles: list[ProfileInfo] = []
+        self._slow = False
+        tensor_module.ENGINE = self
+
+    # -- modes -----------------------------------------------------------------------------------
+    def _set_debug(self, value: Any) -> None:
+        self.debug = bool(value)
+        if self.debug:
+            ensure_visible_logging()
+            logger.warning(
+                "Debugging mode is ON. Every kernel is timed and logged and its float output is "
+                "checked for NaN/Inf. This slows execution down."
+            )
+        self._update_slow()
+
+    def _set_prod(self, value: Any) -> None:
+        self.prod = bool(value)
+
+    def _update_slow(self) -> None:
+        self._slow = self.debug or bool(self._profiles)
+
+    # -- backends --------------------------------------------------------------------------------
+    def register_backend(self, name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
+        if name in self._factories:
+            logger.warning("%s backend was already registered; the existing one is kept", name)
+            return False
+        self._factories[name] = (factory, priority)
+        return True
+
+    def _initialize(self, name: str) -> Backend | None:
+        backend = self._instances.get(name)
+        if backend is not None:
+            return backend
+        factory, _ = self._factories[name]
+        try:
+            backend = factory()
+        except Exception as exc:  # a backend whose library is missing or broken
+            logger.warning("initialization of backend '%s' failed: %s", name, exc)
+            return None
+        if backend is None:
+            return None
+        self._instances[name] = backend
+        return backend
+
+    def find_backend(self, name: str) -> Backend | None:
+        if name not in self._factories:
+            return None
+        return self._initialize(name)
+
+    def set_backend(self, name: str) -> bool:
+        if name not in self._factories:
+            known = ", ".join(self.backend_names()) or "none"
+            raise ValueError(f"set_backend: backend '{name}' is not registered (registered: {known})")
+        backend = self._initialize(name)
+        if backend is None:
+            return False
+        self._backend = backend
+        self.backend_name = name
+        self._kernels = kernel_table(name)
+        return True
+
+    def backend_names(self) -> list[str]:
+        return sorted(self._factories, key=lambda n: -self._factories[n][1])
+
+    def _choose_backend(self) -> Backend:
+        for name in self.backend_names():
+            if self.set_backend(name):
+                return self._backend  # type: ignore[return-value]
+        raise RuntimeError("no backend could be initialized (registered: %s)" % ", ".join(self.backend_names()))
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend or self._choose_backend()
+
+    def get_backend(self) -> str:
+        if self._backend is None:
+            self._choose_backend()
+        return self.backend_name  # type: ignore[return-value]
+
+    def remove_backend(self, name: str) -> None:
+        if name not in self._factories:
+            raise ValueError(f"remove_backend: backend '{name}' is not registered")
+        instance = self._instances.pop(name, None)
+        if instance is not None:
+            stale = [data_id for data_id, info in self._data.items() if info.backend is instance]
+            for data_id in stale:
+                info = self._data.pop(data_id)
+                self.num_data_buffers -= 1
+                self.num_bytes -= info.nbytes
+            instance.dispose()
+        del self._factories[name]
+        if self.backend_name == name:
+            self._backend = None
+            self.backend_name = None
+            self._kernels = {}
+
+    def _move(self, tensor: Tensor, dest: Backend) -> None:
+        """Bring a tensor's data onto the active backend (it moves once, for all its tensors)."""
+        info = tensor._info
+        source = info.backend
+        values = source.read_sync(tensor.data_id)
+        ref_count = source.ref_count(tensor.data_id)
+        source.dispose_data(tensor.data_id, force=True)
+        dest.move(tensor.data_id, values, tensor.shape, tensor.dtype, ref_count)
+        info.backend = dest
+
+    # -- tensors ---------------------------------------------------------------------------------
+    def _track_output(self, data_id: int, shape: tuple[int, ...], dtype: str, backend: Backend) -> Tensor:
+        info = self._data.get(data_id)
+        if info is None:
+            per = BYTES_PER_ELEMENT.get(dtype)
+            size_bytes = per * math.prod(shape) if per is not None else nbytes(dtype, 0, backend.read_sync(data_id))
+            info = self._data[data_id] = DataInfo(backend, size_bytes)
+            self.num_data_buffers += 1
+            self.num_bytes += size_bytes
+        t = Tensor(shape, dtype, data_id, self._next_tensor_id(), info)
+        self.num_tensors += 1
+        if dtype == "string":
+            self.num_string_tensors += 1
+        scope = self.active_scope
+        if scope is not None:
+            t.scope_id = scope.id
+            scope.track.append(t)
+        return t
+
+    def make_tensor(self, values: np.ndarray, shape: tuple[int, ...], dtype: str) -> Tensor:
+        backend = self._backend or self._choose_backend()
+        return self._track_output(backend.write(values, shape, dtype), shape, dtype, backend)
+
+    def make_tensor_from_output(self, output: KernelOutput) -> Tensor:
+        backend = self._backend or self._choose_backend()
+        return self._track_output(output[0], output[1], output[2], backend)
+
+    def dispose_tensor(self, t: Tensor) -> None:
+        if t._disposed:
+            return
+        t._disposed = True
+        self.num_tensors -= 1
+        if t.dtype == "string":
+            self.num_string_tensors -= 1
+        info = t._info
+        if info.backend.dispose_data(t.data_id):
+            if self._data.pop(t.data_id, None) is not None:
+                self.num_data_buffers -= 1
+                self.num_bytes -= info.nbytes
+
+    def dispose(self, container: Any) -> None:
+        for t in list(walk_tensors(container)):
+            t.dispose()
+
+    def read_sync(self, t: Tensor) -> np.ndarray:
+        return t._info.backend.read_sync(t.data_id)
+
+    async def read(self, t: Tensor) -> np.ndarray:
+        return await t._info.backend.read(t.data_id)
+
+    # -- kernels ---------------------------------------------------------------------------------
+    def run_kernel(self, name: str, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None = None) -> Any:
+        """Run kernel ``name`` of the active backend; returns a tensor, or a list for multi-output kernels."""
+        backend = self._backend or self._choose_backend()
+        for t in inputs:
+            if t._disposed:
+                t.throw_if_disposed()
+            if t._info.backend is not backend:
+                self._move(t, backend)
+        config = self._kernels.get(name)
+        if config is None:
+            raise NotImplementedError(f"kernel '{name}' is not registered for backend '{self.backend_name}'")
+        if self._slow:
+            return self._run_kernel_observed(config, backend, inputs, attrs)
+        out = config.kernel_func(backend, inputs, attrs)
+        if out.__class__ is list:
+            return [self._track_output(o[0], o[1], o[2], backend) for o in out]
+        return self._track_output(out[0], out[1], out[2], backend)
+
+    def _run_kernel_observed(
+        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
+    ) -> Any:
+        """The slow path of :meth:`run_kernel`: debug mode and ``profile()``."""
+        bytes_before, tensors_before = self.num_bytes, self.num_tensors
+        holder: list[Any] = []
+        ms = backend.time(lambda: holder.append(config.kernel_func(backend, inputs, attrs)))["kernel_ms"]
+        raw = holder[0]
+        outs = raw if raw.__class__ is list else [raw]
+        tensors = [self._track_output(o[0], o[1], o[2], backend) for o in outs]
+        input_shapes = [t.shape for t in inputs]
+        if self.debug:
+            log_kernel(config.kernel_name, ms, [t.shape for t in tensors], input_shapes)
+            for t in tensors:
+                if self.prod:
+                    break
+                try:
+                    check_finite(config.kernel_name, self.read_sync(t), t.dtype)
+                except Exception:
+                    self.dispose(tensors)
+                    raise
+        for profile in self._profiles:
+            profile.kernels.append(
+                KernelProfile(
+                    name=config.kernel_name,
+                    bytes_added=self.num_bytes - bytes_before,
+                    total_bytes_snapshot=self.num_bytes,
+                    tensors_added=self.num_tensors - tensors_before,
+                    total_tensors_snapshot=self.num_tensors,
+                    input_shapes=input_shapes,
+                    output_shapes=[t.shape for t in tensors],
+                    kernel_time_ms=ms,
+                )
+            )
+            profile.peak_bytes = max(profile.peak_bytes, self.num_bytes)
+        return tensors if raw.__class__ is list else tensors[0]
+
+    # -- scopes ----------------------------------------------------------------------------------
+    def start_scope(self, name: str | None = None) -> Scope:
+        scope = Scope(name, self._next_scope_id())
+        self._scopes.append(scope)
+        self.active_scope = scope
+        return scope
+
+    def end_scope(self, result: Any = None) -> None:
+        survivors = list(walk_tensors(result))
+        keep_ids = {t.id for t in survivors}
+        scope = self._scopes.pop()
+        self.active_scope = self._scopes[-1] if self._scopes else None
+        for t in scope.track:
+            if not t.kept and not t._disposed and t.id not in keep_ids:
+                self.dispose_tensor(t)
+        parent = self.active_scope
+        for t in survivors:
+            if not t.kept and t.scope_id == scope.id and not isinstance(t, Variable):
+                t.scope_id = parent.id if parent is not None else 0
+                if parent is not None:
+                    parent.track.append(t)
+
+    def tidy(self, name: str | None, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        if inspect.iscoroutinefunction(fn):
+            raise TypeError("tidy: cannot run an async function; await its results outside tidy instead")
+        self.start_scope(name)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            self.end_scope(None)
+            raise
+        if inspect.isawaitable(result):
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            self.end_scope(None)
+            raise TypeError("tidy: fn returned an awaitable; tidy cannot span asynchronous work")
+        self.end_scope(result)
+        return result
+
+    def keep(self, t: Tensor) -> Tensor:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"keep: expected a Tensor, got {type(t).__name__}")
+        t.kept = True
+        return t
+
+    def track(self, t: Tensor) -> Tensor:
+        """Adopt a tensor into the active scope (deeplearn.js's ``track``)."""
+        scope = self.active_scope
+        if scope is not None and not isinstance(t, Variable) and t.scope_id != scope.id:
+            t.scope_id = scope.id
+            scope.track.append(t)
+        return t
+
+    # -- variables -------------------------------------------------------------------------------
+    def make_variable(self, initial: Tensor, trainable: bool, name: str | None) -> Variable:
+        name = str(self._next_variable_id()) if name is None else name
+        if name in self.variables:
+            raise ValueError(f"variable: a variable named '{name}' is already registered")
+        initial.throw_if_disposed()
+        info = initial._info
+        info.backend.inc_ref(initial.data_id)
+        v = Variable(initial, trainable, name, self._next_tensor_id(), info)
+        self.num_tensors += 1
+        self.variables[name] = v
+        return v
+
+    def assign_variable(self, v: Variable, new_value: Tensor) -> None:
+        new_info = new_value._info
+        new_info.backend.inc_ref(new_value.data_id)
+        old_id, old_info = v.data_id, v._info
+        if old_info.backend.dispose_data(old_id) and self._data.pop(old_id, None) is not None:
+            self.num_data_buffers -= 1
+            self.num_bytes -= old_info.nbytes
+        v.data_id = new_value.data_id
+        v._info = new_info
+
+    def dispose_variable(self, v: Variable) -> None:
+        self.dispose_tensor(v)
+        if self.variables.get(v.name) is v:
+            del self.variables[v.name]
+
+    def dispose_variables(self) -> None:
+        for v in list(self.variables.values()):
+            self.dispose_variable(v)
+
+    # -- measurement -----------------------------------------------------------------------------
+    def memory(self) -> MemoryInfo:
+        fields = dict(self.backend.memory())
+        reasons = list(fields.pop("reasons", []))
+        unreliable = bool(fields.pop("unreliable", False))
+        if self.num_string_tensors > 0:
+            unreliable = True
+            reasons.append("Memory usage by string tensors is approximate (UTF-8 bytes of the values)")
+        return MemoryInfo(
+            num_tensors=self.num_tensors,
+            num_data_buffers=self.num_data_buffers,
+            num_bytes=self.num_bytes,
+            unreliable=unreliable,
+            reasons=reasons,
+            **fields,
+        )
+
+    def time(self, fn: Callable[[], Any]) -> TimingInfo:
+        backend = self.backend
+        start = _time.perf_counter()
+        timing = backend.time(lambda: self.dispose(self.tidy(None, fn, (), {})))
+        backend.synchronize()
+        wall = (_time.perf_counter() - start) * 1000.0
+        extra = {k: v for k, v in timing.items() if k != "kernel_ms"}
+        return TimingInfo(kernel_ms=timing["kernel_ms"], wall_ms=wall, extra=extra)
+
+    def profile(self, fn: Callable[[], Any]) -> ProfileInfo:
+        bytes_before, tensors_before = self.num_bytes, self.num_tensors
+        info = ProfileInfo(peak_bytes=self.num_bytes)
+        self._profiles.append(info)
+        self._update_slow()
+        try:
+            info.result = fn()
+        finally:
+            self._profiles.remove(info)
+            self._update_slow()
+        info.new_bytes = self.num_bytes - bytes_before
+        info.new_tensors = self.num_tensors - tensors_before
+        info.peak_bytes = max(info.peak_bytes, self.num_bytes)
+        return info
+
+    def reset(self) -> None:
+        """Dispose every backend and forget all tensors (tests use it to start clean)."""
+        for name in list(self._instances):
+            self._instances.pop(name).dispose()
+        self._backend = None
+        self.backend_name = None
+        self._kernels = {}
+        self.num_tensors = self.num_string_tensors = self.num_data_buffers = self.num_bytes = 0
+        self._data.clear()
+        self._scopes.clear()
+        self.active_scope = None
+        self.variables.clear()
+
+
+ENGINE = Engine()
+env().register_flag("DEBUG", lambda: False, ENGINE._set_debug)
+env().register_flag("PROD", lambda: False, ENGINE._set_prod)

@@ -1,0 +1,90 @@
+"""Kernels and gradients, registered by kernel name (and backend name for kernels)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+KernelFunc = Callable[..., Any]
+
+
+class KernelConfig(NamedTuple):
+    kernel_name: str
+    backend_name: str
+    kernel_func: KernelFunc
+    setup_func: Callable[[Any], None] | None = None
+    dispose_func: Callable[[Any], None] | None = None
+
+
+class GradConfig(NamedTuple):
+    kernel_name: str
+    grad_func: Callable[..., Any]
+    inputs_to_save: Sequence[str] | None = None
+    outputs_to_save: Sequence[bool] | None = None
+    save_all_inputs: bool = False
+
+
+# backend name -> kernel name -> config. Nested so that dispatch is two dict lookups.
+_KERNELS: dict[str, dict[str, KernelConfig]] = {}
+_GRADIENTS: dict[str, GradConfig] = {}
+
+
+def register_kernel(
+    kernel_name: str,
+    backend_name: str,
+    kernel_func: KernelFunc,
+    setup_func: Callable[[Any], None] | None = None,
+    dispose_func: Callable[[Any], None] | None = None,
+) -> None:
+    table = _KERNELS.setdefault(backend_name, {})
+    table[kernel_name] = KernelConfig(kernel_name, backend_name, kernel_func, setup_func, dispose_func)
+
+
+def kernel(kernel_name: str, backend_name: str) -> Callable[[KernelFunc], KernelFunc]:
+    """Decorator form of :func:`register_kernel`."""
+
+    def wrap(fn: KernelFunc) -> KernelFunc:
+        register_kernel(kernel_name, backend_name, fn)
+        return fn
+
+    return wrap
+
+
+def get_kernel(kernel_name: str, backend_name: str) -> KernelConfig | None:
+    return _KERNELS.get(backend_name, {}).get(kernel_name)
+
+
+def kernel_table(backend_name: str) -> dict[str, KernelConfig]:
+    """The live table of a backend's kernels (the engine's dispatch reads it directly)."""
+    return _KERNELS.setdefault(backend_name, {})
+
+
+def get_kernels_for_backend(backend_name: str) -> list[KernelConfig]:
+    return list(_KERNELS.get(backend_name, {}).values())
+
+
+def unregister_kernel(kernel_name: str, backend_name: str) -> None:
+    table = _KERNELS.get(backend_name, {})
+    if kernel_name not in table:
+        raise KeyError(f"unregister_kernel: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
+    del table[kernel_name]
+
+
+def register_gradient(
+    kernel_name: str,
+    grad_func: Callable[..., Any],
+    inputs_to_save: Sequence[str] | None = None,
+    outputs_to_save: Sequence[bool] | None = None,
+    save_all_inputs: bool = False,
+) -> None:
+    _GRADIENTS[kernel_name] = GradConfig(kernel_name, grad_func, inputs_to_save, outputs_to_save, save_all_inputs)
+
+
+def get_gradient(kernel_name: str) -> GradConfig | None:
+    return _GRADIENTS.get(kernel_name)
+
+
+def unregister_gradient(kernel_name: str) -> None:
+    if kernel_name not in _GRADIENTS:
+        raise KeyError(f"unregister_gradient: no gradient is registered for kernel '{kernel_name}'")
+    del _GRADIENTS[kernel_name]

@@ -1,0 +1,219 @@
+"""``Tensor`` (immutable) and ``Variable`` (mutable through ``assign``).
+
+Chainable methods and Python operators are attached by ``ndflow.ops`` (core knows no op).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .tensor_format import tensor_to_string
+
+if TYPE_CHECKING:
+    from .engine import DataInfo, Engine
+    from .tensor_buffer import TensorBuffer
+
+# Set by the engine when it is created; the tensor module itself holds no state.
+ENGINE: Engine = None  # type: ignore[assignment]
+
+
+class DisposedTensorError(RuntimeError):
+    """A tensor was used after ``dispose()``."""
+
+
+class Tensor:
+    """An immutable n-dimensional array whose values live in a backend's data store."""
+
+    __slots__ = ("shape", "dtype", "size", "id", "data_id", "_info", "kept", "scope_id", "_disposed", "__weakref__")
+
+    def __init__(self, shape: tuple[int, ...], dtype: str, data_id: int, tensor_id: int, info: DataInfo) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.size = math.prod(shape)
+        self.id = tensor_id
+        self.data_id = data_id
+        self._info = info
+        self.kept = False
+        self.scope_id = 0
+        self._disposed = False
+
+    # -- attributes ------------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        strides, acc = [], 1
+        for dim in reversed(self.shape[1:]):
+            acc *= dim
+            strides.append(acc)
+        return tuple(reversed(strides))
+
+    @property
+    def is_disposed(self) -> bool:
+        return self._disposed
+
+    @property
+    def backend_name(self) -> str:
+        return self._info.backend.name
+
+    def throw_if_disposed(self) -> None:
+        if self._disposed:
+            raise DisposedTensorError(
+                f"Tensor is disposed: tensor id {self.id} (shape {self.shape}, {self.dtype}) was used after dispose()"
+            )
+
+    # -- reads -----------------------------------------------------------------------------------
+    def _values(self) -> np.ndarray:
+        """The backend's array for this tensor (never written to)."""
+        if self._disposed:
+            self.throw_if_disposed()
+        return ENGINE.read_sync(self)
+
+    def data_sync(self) -> np.ndarray:
+        """The values as a flat, read-only numpy array (blocks until they are ready)."""
+        flat = self._values().reshape(-1).view()
+        flat.flags.writeable = False
+        return flat
+
+    async def data(self) -> np.ndarray:
+        """The values as a flat, read-only numpy array, without blocking the event loop."""
+        self.throw_if_disposed()
+        values = await ENGINE.read(self)
+        flat = values.reshape(-1).view()
+        flat.flags.writeable = False
+        return flat
+
+    def array_sync(self) -> Any:
+        """The values as nested Python lists (a Python scalar for rank 0)."""
+        return self._values().reshape(self.shape).tolist()
+
+    async def array(self) -> Any:
+        self.throw_if_disposed()
+        values = await ENGINE.read(self)
+        return values.reshape(self.shape).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """A writable numpy copy of the values, in the tensor's shape."""
+        return np.array(self._values(), copy=True).reshape(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        values = self._values().reshape(self.shape)
+        if copy or (dtype is not None and np.dtype(dtype) != values.dtype):
+            return np.array(values, dtype=dtype, copy=True)
+        view = values.view()
+        view.flags.writeable = False
+        return view
+
+    def buffer_sync(self) -> TensorBuffer:
+        """A mutable ``TensorBuffer`` holding a copy of the values."""
+        from .tensor_buffer import TensorBuffer
+
+        return TensorBuffer(self.shape, self.dtype, np.array(self._values(), copy=True))
+
+    async def buffer(self) -> TensorBuffer:
+        from .tensor_buffer import TensorBuffer
+
+        self.throw_if_disposed()
+        values = await ENGINE.read(self)
+        return TensorBuffer(self.shape, self.dtype, np.array(values, copy=True))
+
+    def bytes_sync(self) -> list[bytes]:
+        """The raw UTF-8 bytes of a string tensor's values."""
+        if self.dtype != "string":
+            raise TypeError(f"bytes_sync: tensor of dtype {self.dtype} is not a string tensor")
+        return [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in self._values().flat]
+
+    # -- memory ----------------------------------------------------------------------------------
+    def dispose(self) -> None:
+        if not self._disposed:
+            ENGINE.dispose_tensor(self)
+
+    # -- printing --------------------------------------------------------------------------------
+    def to_string(self, verbose: bool = False) -> str:
+        return tensor_to_string(self._values(), self.shape, self.dtype, verbose)
+
+    def print(self, verbose: bool = False) -> None:  # noqa: A003 - TF.js's name
+        print(self.to_string(verbose))
+
+    def __str__(self) -> str:
+        if self._disposed:
+            return f"Tensor (disposed, shape {list(self.shape)}, {self.dtype})"
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        if self._disposed:
+            return f"<ndflow.Tensor id={self.id} disposed shape={list(self.shape)} dtype={self.dtype}>"
+        return self.to_string(verbose=True)
+
+    # -- Python protocol -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"The truth value of a tensor with {self.size} elements is ambiguous; use nf.any() or nf.all()"
+            )
+        return bool(self._values().reshape(()))
+
+    def __float__(self) -> float:
+        return float(self._scalar_value("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_value("int"))
+
+    def __index__(self) -> int:
+        if self.dtype != "int32":
+            raise TypeError(f"only int32 tensors can be used as an index, got {self.dtype}")
+        return int(self._scalar_value("index"))
+
+    def _scalar_value(self, what: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only tensors with one element can be converted to {what}, got shape {self.shape}")
+        return self._values().reshape(()).item()
+
+    __hash__ = object.__hash__
+
+
+class Variable(Tensor):
+    """A tensor whose value can be replaced with ``assign``; never disposed by ``tidy``."""
+
+    __slots__ = ("name", "trainable")
+
+    def __init__(
+        self, initial: Tensor, trainable: bool, name: str, tensor_id: int, info: DataInfo
+    ) -> None:
+        super().__init__(initial.shape, initial.dtype, initial.data_id, tensor_id, info)
+        self.trainable = trainable
+        self.name = name
+
+    def assign(self, new_value: Tensor) -> Variable:
+        """Replace the value; ``new_value`` must have the variable's dtype and shape."""
+        self.throw_if_disposed()
+        if not isinstance(new_value, Tensor):
+            raise TypeError(f"assign: new_value must be a Tensor, got {type(new_value).__name__}")
+        new_value.throw_if_disposed()
+        if new_value.dtype != self.dtype:
+            raise TypeError(
+                f"assign: dtype of the new value ({new_value.dtype}) does not match the variable's ({self.dtype})"
+            )
+        if new_value.shape != self.shape:
+            raise ValueError(
+                f"assign: shape of the new value {new_value.shape} does not match the variable's {self.shape}"
+            )
+        ENGINE.assign_variable(self, new_value)
+        return self
+
+    def dispose(self) -> None:
+        if not self._disposed:
+            ENGINE.dispose_variable(self)
+
+    def __repr__(self) -> str:
+        return f"Variable {self.name!r} (trainable={self.trainable})\n" + super().__repr__()

@@ -1,0 +1,69 @@
+"""``ndflow demo``: a short tour of tensors, tidy, memory counts, async reads and debug mode."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import ndflow as nf
+
+
+def _section(title: str) -> None:
+    print(f"\n== {title} ==")
+
+
+def run_demo(backend: str | None = None) -> int:
+    if backend is not None and not nf.set_backend(backend):
+        print(f"backend '{backend}' could not be initialized")
+        return 1
+    print(f"ndflow {nf.__version__} on backend '{nf.get_backend()}'")
+
+    _section("tensors")
+    a = nf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = nf.tensor([[0.0, 2.0], [4.0, 6.0]])
+    print("a =", a)
+    print(f"a.shape={a.shape} a.dtype={a.dtype} a.rank={a.rank} a.size={a.size}")
+    with_ops = nf.tidy(lambda: [a @ b + 1, a.square().log().neg(), a[:, ::-1]])
+    for text, t in zip(("a @ b + 1", "a.square().log().neg()", "a[:, ::-1]"), with_ops, strict=True):
+        print(f"{text} = {t}")
+    nf.dispose(with_ops)
+
+    _section("tidy: intermediates are freed")
+    before = nf.memory()
+    print(f"before: num_tensors={before.num_tensors} num_bytes={before.num_bytes}")
+    y = nf.tidy(lambda: nf.mean(nf.square(nf.sub(a, b))))
+    after = nf.memory()
+    print(f"mse = {y.data_sync()[0]}  (square and sub were disposed by tidy)")
+    print(f"after:  num_tensors={after.num_tensors} num_bytes={after.num_bytes}  (+1: the returned mse)")
+
+    _section("the leak loop of the seeds, with and without tidy")
+    start = nf.memory().num_tensors
+    for _ in range(100):
+        nf.tidy(lambda: nf.mat_mul(nf.ones([50, 30]), nf.transpose(nf.ones([50, 30]))).dispose())
+    print(f"100 iterations inside tidy: num_tensors {start} -> {nf.memory().num_tensors}")
+    made = []
+    for _ in range(10):
+        x1, x2 = nf.ones([50, 30]), nf.ones([50, 30])
+        x2t = nf.transpose(x2)
+        made += [x1, x2, x2t, nf.mat_mul(x1, x2t)]
+    print(f"10 iterations without tidy: num_tensors {start} -> {nf.memory().num_tensors} (4 per iteration)")
+    nf.dispose(made)
+    print(f"after disposing them by hand: num_tensors {nf.memory().num_tensors}")
+
+    _section("asynchronous read")
+    values = asyncio.run(y.data())
+    print(f"await y.data() -> {values!r}")
+
+    _section("debug mode: every kernel logged, NaN/Inf raises")
+    logging.basicConfig(level=logging.INFO, format="  %(name)s: %(message)s")
+    nf.enable_debug_mode()
+    nf.tidy(lambda: nf.softmax(a @ b)).dispose()
+    try:
+        nf.tidy(lambda: nf.log(nf.sub(a, a)))
+    except nf.ComputationError as exc:
+        print(f"  caught: {exc}")
+    nf.env().set("DEBUG", False)
+
+    nf.dispose([a, b, y])
+    print(f"\nfinal memory: {nf.memory()}")
+    return 0
