@@ -149,7 +149,8 @@ class Engine:
         for name in self.backend_names():
             if self.set_backend(name):
                 return self._backend  # type: ignore[return-value]
-        raise RuntimeError("no backend could be initialized (registered: %s)" % ", ".join(self.backend_names()))
+        names = ", ".join(self.backend_names())
+        raise RuntimeError(f"no backend could be initialized (registered: {names})")
 
     @property
     def backend(self) -> Backend:

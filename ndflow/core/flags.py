@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
 
 FlagValue = bool | int | float | str
 logger = logging.getLogger("ndflow")

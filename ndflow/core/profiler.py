@@ -73,9 +73,7 @@ def log_kernel(name: str, ms: float, out_shapes: list[tuple[int, ...]], input_sh
     for shape in out_shapes:
         size = int(np.prod(shape, dtype=np.int64))
         inputs = ", ".join(str(list(s)) for s in input_shapes)
-        logger.info(
-            "%-22s %9.3f ms  %dD %-16s size %-8d inputs: %s", name, ms, len(shape), list(shape), size, inputs
-        )
+        logger.info("%-22s %9.3f ms  %dD %-16s size %-8d inputs: %s", name, ms, len(shape), list(shape), size, inputs)
 
 
 def ensure_visible_logging() -> None:

@@ -187,9 +187,7 @@ class Variable(Tensor):
 
     __slots__ = ("name", "trainable")
 
-    def __init__(
-        self, initial: Tensor, trainable: bool, name: str, tensor_id: int, info: DataInfo
-    ) -> None:
+    def __init__(self, initial: Tensor, trainable: bool, name: str, tensor_id: int, info: DataInfo) -> None:
         super().__init__(initial.shape, initial.dtype, initial.data_id, tensor_id, info)
         self.trainable = trainable
         self.name = name

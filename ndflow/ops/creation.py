@@ -39,9 +39,7 @@ def _ranked(rank: int, values: Any, shape: Shape | None, dtype: str | None) -> T
         if t.rank != rank:
             got = t.shape if inferred is None else inferred
             t.dispose()
-            raise ValueError(
-                f"{op}: values must have rank {rank}, got shape {list(got)}; pass 'shape' for flat values"
-            )
+            raise ValueError(f"{op}: values must have rank {rank}, got shape {list(got)}; pass 'shape' for flat values")
         return t
     return make_tensor(values, shape, dtype, op)
 
@@ -159,9 +157,7 @@ def clone(x: Any) -> Tensor:
         return ENGINE.run_kernel("Identity", (t,), None)
 
 
-def variable(
-    initial_value: Any, trainable: bool = True, name: str | None = None, dtype: str | None = None
-) -> Variable:
+def variable(initial_value: Any, trainable: bool = True, name: str | None = None, dtype: str | None = None) -> Variable:
     """A mutable ``Variable`` initialised from a tensor (or values); never disposed by ``tidy``."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"variable: argument 'name' must be a string, got {type(name).__name__}")

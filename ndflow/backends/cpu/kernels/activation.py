@@ -12,8 +12,7 @@ from .common import Output, cpu_kernel, out
 def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = backend.data[x.data_id].values
-    # max(x, 0) that keeps NaN, as TF.js's `x < 0 ? 0 : x`.
-    return out(backend, np.where(values < 0, values.dtype.type(0), values), x.dtype)
+    return out(backend, np.maximum(values, 0), x.dtype)  # np.maximum keeps NaN, as TF.js does
 
 
 @cpu_kernel("Sigmoid")

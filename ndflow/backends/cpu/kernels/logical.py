@@ -31,4 +31,6 @@ _comparison("LessEqual", np.less_equal)
 def select(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     condition, a, b = inputs
     data = backend.data
-    return out(backend, np.where(data[condition.data_id].values, data[a.data_id].values, data[b.data_id].values), a.dtype)
+    return out(
+        backend, np.where(data[condition.data_id].values, data[a.data_id].values, data[b.data_id].values), a.dtype
+    )

@@ -45,9 +45,7 @@ def gather_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
         # Move the gathered axis next to the batch dims, gather, then restore the order.
         moved = np.moveaxis(values, axis, batch_dims)
         gathered = moved[lead + (idx,)]
-        result = np.moveaxis(
-            gathered, list(range(batch_dims, batch_dims + extra)), list(range(axis, axis + extra))
-        )
+        result = np.moveaxis(gathered, list(range(batch_dims, batch_dims + extra)), list(range(axis, axis + extra)))
     else:
         result = values[lead + (idx,)]
     return out(backend, result.copy(), x.dtype)
