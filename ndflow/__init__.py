@@ -1,6 +1,9 @@
 """ndflow: TensorFlow.js (and deeplearn.js) for Python. ``import ndflow as nf``."""
 
-from . import backends  # noqa: F401  (registers the backends)
+from . import (
+    backends,  # noqa: F401  (registers the backends)
+    ops,
+)
 from .core import dtypes
 from .core.backend import Backend
 from .core.dtypes import upcast_type
@@ -33,6 +36,10 @@ from .core.tensor_buffer import TensorBuffer
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .version import __version__
+
+# TF.js's op namespaces: nf.image, nf.linalg, nf.losses, ... (families named after them)
+for _namespace in ops.NAMESPACES & ops.families.keys():
+    globals()[_namespace] = ops.families[_namespace]
 
 
 def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: object = None) -> TensorBuffer:

@@ -1,45 +1,34 @@
-"""Public ops, one module per family. Each converts its inputs, validates, and runs a kernel."""
+"""Public ops, one module per family. Each converts its inputs, validates, and runs a kernel.
+
+Every family module lists its public ops in ``__all__`` and, optionally, the ones that are also
+``Tensor`` methods in ``CHAINED``. Families named after a TF.js namespace (``image``, ``linalg``,
+``losses``, ...) stay namespaces (``nf.image.resize_bilinear``); the others are re-exported at
+the top level (``nf.add``). New family modules are picked up without editing this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from . import tensor_methods
-from .activation import relu, sigmoid, softmax
-from .arithmetic import add, div, floor_div, maximum, minimum, mod, mul, pow, real_div, squared_difference, sub
-from .creation import (
-    clone,
-    eye,
-    fill,
-    linspace,
-    ones,
-    ones_like,
-    range,
-    scalar,
-    tensor,
-    tensor1d,
-    tensor2d,
-    tensor3d,
-    tensor4d,
-    tensor5d,
-    tensor6d,
-    variable,
-    zeros,
-    zeros_like,
-)
-from .logical import equal, greater, greater_equal, less, less_equal, not_equal, where
-from .matrix import mat_mul
-from .reduction import arg_max, max, mean, min, sum
-from .shape import cast, expand_dims, reshape, squeeze, transpose
-from .slicing import concat, gather, slice, stack, strided_slice
-from .unary import abs, exp, log, neg, rsqrt, sqrt, square, tanh
 
-tensor_methods.attach()
+NAMESPACES = frozenset({"fused", "image", "linalg", "losses", "signal", "sparse", "spectral", "string"})
+_HELPERS = frozenset({"convert", "tensor_methods"})
 
-__all__ = [
-    "relu", "sigmoid", "softmax",
-    "add", "div", "floor_div", "maximum", "minimum", "mod", "mul", "pow", "real_div", "squared_difference", "sub",
-    "clone", "eye", "fill", "linspace", "ones", "ones_like", "range", "scalar", "tensor", "tensor1d", "tensor2d",
-    "tensor3d", "tensor4d", "tensor5d", "tensor6d", "variable", "zeros", "zeros_like",
-    "equal", "greater", "greater_equal", "less", "less_equal", "not_equal", "where",
-    "mat_mul", "arg_max", "max", "mean", "min", "sum",
-    "cast", "expand_dims", "reshape", "squeeze", "transpose",
-    "concat", "gather", "slice", "stack", "strided_slice",
-    "abs", "exp", "log", "neg", "rsqrt", "sqrt", "square", "tanh",
-]  # fmt: skip
+__all__: list[str] = []
+families = {}
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _info.name.startswith("_") or _info.name in _HELPERS:
+        continue
+    _module = importlib.import_module(f"{__name__}.{_info.name}")
+    families[_info.name] = _module
+    if _info.name in NAMESPACES:
+        continue
+    for _name in _module.__all__:
+        if _name in globals() and globals()[_name] is not getattr(_module, _name):
+            raise ImportError(f"ndflow.ops: '{_name}' is defined by two families (second: {_info.name})")
+        globals()[_name] = getattr(_module, _name)
+        __all__.append(_name)
+
+tensor_methods.attach(families.values())

@@ -31,3 +31,8 @@ def softmax(logits: Any, dim: int = -1) -> Tensor:
             if t.rank == 0:
                 raise ValueError("softmax: argument 'logits' must have rank >= 1, got a scalar")
         return ENGINE.run_kernel("Softmax", (t,), {"dim": normalize_axis(dim, t.rank, "softmax", "dim")})
+
+
+__all__ = ["relu", "sigmoid", "softmax"]
+
+CHAINED = [relu, sigmoid, softmax]  # also Tensor methods: x.relu(...)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import binary_inputs, broadcast_shape, dispose_temps, to_tensor
+from .convert import binary_inputs, broadcast_shape, dispose_temps
 
 TensorLike = Any
 
@@ -85,13 +85,20 @@ def squared_difference(a: TensorLike, b: TensorLike) -> Tensor:
     return run_binary("SquaredDifference", "squared_difference", a, b)
 
 
-def rsub(a: TensorLike, b: TensorLike) -> Tensor:
-    """b - a (for Python's reflected operator)."""
-    return run_binary("Sub", "sub", b, a)
-
-
 __all__ = [
     "add", "sub", "mul", "div", "real_div", "floor_div", "mod", "pow", "maximum", "minimum", "squared_difference",
 ]  # fmt: skip
 
-_ = to_tensor  # re-exported helper for families that build on arithmetic
+CHAINED = [
+    add,
+    sub,
+    mul,
+    div,
+    real_div,
+    floor_div,
+    mod,
+    pow,
+    maximum,
+    minimum,
+    squared_difference,
+]  # also Tensor methods: x.add(...)

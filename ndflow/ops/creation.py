@@ -169,3 +169,27 @@ def variable(initial_value: Any, trainable: bool = True, name: str | None = None
             finally:
                 cast_t.dispose()
         return ENGINE.make_variable(t, trainable, name)
+
+
+__all__ = [
+    "tensor",
+    "scalar",
+    "tensor1d",
+    "tensor2d",
+    "tensor3d",
+    "tensor4d",
+    "tensor5d",
+    "tensor6d",
+    "zeros",
+    "ones",
+    "fill",
+    "zeros_like",
+    "ones_like",
+    "linspace",
+    "range",
+    "eye",
+    "clone",
+    "variable",
+]
+
+CHAINED = [clone]  # also Tensor methods: x.clone(...)

@@ -51,3 +51,8 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
             return ENGINE.run_kernel("Select", (cond, a, b), None)
         finally:
             dispose_temps(temps)
+
+
+__all__ = ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "where"]
+
+CHAINED = [equal, not_equal, greater, greater_equal, less, less_equal]  # also Tensor methods: x.equal(...)

@@ -32,3 +32,8 @@ def mat_mul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False
         return ENGINE.run_kernel("BatchMatMul", (a, b), attrs)
     finally:
         dispose_temps(temps)
+
+
+__all__ = ["mat_mul"]
+
+CHAINED = [mat_mul]  # also Tensor methods: x.mat_mul(...)

@@ -46,3 +46,8 @@ def arg_max(x: Any, axis: int = 0) -> Tensor:
         if t.dtype == "string":
             raise TypeError("arg_max: argument 'x' must be numeric, got a string tensor")
         return ENGINE.run_kernel("ArgMax", (t,), {"axis": normalize_axis(axis, t.rank, "arg_max")})
+
+
+__all__ = ["sum", "mean", "max", "min", "arg_max"]
+
+CHAINED = [sum, mean, max, min, arg_max]  # also Tensor methods: x.sum(...)

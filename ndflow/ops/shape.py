@@ -80,3 +80,8 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
                     raise ValueError(f"squeeze: cannot squeeze axis {a} of size {t.shape[a]} (shape {list(t.shape)})")
         shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
         return ENGINE.run_kernel("Reshape", (t,), {"shape": shape})
+
+
+__all__ = ["cast", "reshape", "transpose", "expand_dims", "squeeze"]
+
+CHAINED = [cast, reshape, transpose, expand_dims, squeeze]  # also Tensor methods: x.cast(...)

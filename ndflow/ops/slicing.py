@@ -160,3 +160,8 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Tensor:
                 )
         axis = normalize_axis(axis, ts[0].rank + 1, "stack")
         return ENGINE.run_kernel("Pack", tuple(ts), {"axis": axis})
+
+
+__all__ = ["slice", "strided_slice", "gather", "concat", "stack"]
+
+CHAINED = [slice, strided_slice, gather]  # also Tensor methods: x.slice(...)

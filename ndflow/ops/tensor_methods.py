@@ -6,24 +6,12 @@ so that ``core`` stays free of ops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 from ..core.tensor import Tensor
-from . import activation, arithmetic, creation, logical, matrix, reduction, shape, slicing, unary
-
-_CHAINED: list[Callable[..., Any]] = [
-    arithmetic.add, arithmetic.sub, arithmetic.mul, arithmetic.div, arithmetic.real_div, arithmetic.floor_div,
-    arithmetic.mod, arithmetic.pow, arithmetic.maximum, arithmetic.minimum, arithmetic.squared_difference,
-    unary.neg, unary.abs, unary.exp, unary.log, unary.sqrt, unary.rsqrt, unary.square, unary.tanh,
-    activation.relu, activation.sigmoid, activation.softmax,
-    shape.cast, shape.reshape, shape.transpose, shape.expand_dims, shape.squeeze,
-    slicing.slice, slicing.strided_slice, slicing.gather,
-    reduction.sum, reduction.mean, reduction.max, reduction.min, reduction.arg_max,
-    matrix.mat_mul,
-    logical.equal, logical.not_equal, logical.greater, logical.greater_equal, logical.less, logical.less_equal,
-    creation.clone,
-]  # fmt: skip
+from . import arithmetic, logical, matrix, shape, slicing, unary
 
 
 def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,9 +54,11 @@ def _reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tens
     return method
 
 
-def attach() -> None:
-    for fn in _CHAINED:
-        setattr(Tensor, fn.__name__, _method(fn))
+def attach(families: Iterable[ModuleType]) -> None:
+    """Attach each family's ``CHAINED`` ops as methods, plus the operators."""
+    for family in families:
+        for fn in getattr(family, "CHAINED", ()):
+            setattr(Tensor, fn.__name__, _method(fn))
     Tensor.concat = _concat
     Tensor.stack = _stack
     Tensor.reshape_as = _reshape_as

@@ -67,3 +67,8 @@ def square(x: Any) -> Tensor:
 def tanh(x: Any) -> Tensor:
     """Hyperbolic tangent."""
     return run_unary("Tanh", "tanh", x, float_only=True)
+
+
+__all__ = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh"]
+
+CHAINED = [neg, abs, exp, log, sqrt, rsqrt, square, tanh]  # also Tensor methods: x.neg(...)

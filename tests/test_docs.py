@@ -1,0 +1,42 @@
+"""Generated documentation and name tables stay in step with the code."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from ndflow.backends import coverage
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ops_doc_is_current():
+    text = (ROOT / "docs" / "ops.md").read_text()
+    assert text == _tool("gen_ops_doc").render(), "docs/ops.md is stale: run python tools/gen_ops_doc.py"
+
+
+def test_every_registered_kernel_has_a_tfjs_kernel_name():
+    tfjs = {name for _, name in json.loads((ROOT / "tools" / "tfjs_api.json").read_text())["kernels"]}
+    for backend, names in coverage().items():
+        unknown = sorted(set(names) - tfjs)
+        assert not unknown, f"backend {backend} registers kernels TF.js does not name: {unknown}"
+
+
+def test_snake_case_rule():
+    snake = _tool("gen_ops_doc").snake
+    cases = {
+        "gatherND": "gather_nd", "isNaN": "is_nan", "conv2dTranspose": "conv2d_transpose",
+        "maxPool3d": "max_pool3d", "topk": "topk", "matMul": "mat_mul", "batchToSpaceND": "batch_to_space_nd",
+        "grayscaleToRGB": "grayscale_to_rgb", "basicLSTMCell": "basic_lstm_cell", "inTopKAsync": "in_top_k_async",
+        "setdiff1dAsync": "setdiff1d_async", "logSumExp": "log_sum_exp", "divNoNan": "div_no_nan",
+    }  # fmt: skip
+    for tfjs, ours in cases.items():
+        assert snake(tfjs) == ours
