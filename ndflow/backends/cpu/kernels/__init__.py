@@ -1,3 +1,12 @@
-"""The cpu kernels, one module per family; importing this package registers them all."""
+"""The cpu kernels, one module per kernel family; importing this package registers them all.
 
-from . import activation, binary, creation, logical, matrix, reduction, shape, slicing, unary  # noqa: F401
+Every module here except ``common`` registers its kernels with ``@cpu_kernel(name)`` on import;
+a new family module is picked up without editing this file.
+"""
+
+import importlib
+import pkgutil
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _info.name != "common" and not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")
