@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def strided_slice_index(shape: tuple[int, ...], attrs: dict[str, Any]) -> tuple[Any, ...]:
     """The numpy index that selects what ``tf.stridedSlice`` selects (masks as in TF).
@@ -11,11 +13,18 @@ def strided_slice_index(shape: tuple[int, ...], attrs: dict[str, Any]) -> tuple[
     Each spec position is an ellipsis, a new axis, a single index (shrink) or a slice; numpy
     indexing has exactly these semantics, including clamping of out-of-range slice bounds.
     """
-    begin, end, strides = list(attrs["begin"]), list(attrs["end"]), list(attrs.get("strides") or [])
-    n = max(len(begin), len(end))
-    strides += [1] * (n - len(strides))
-    begin += [0] * (n - len(begin))
-    end += [0] * (n - len(end))
+    begin, end = list(attrs["begin"]), list(attrs["end"])
+    strides = list(attrs["strides"]) if attrs.get("strides") is not None else [1] * len(begin)
+    n = len(begin)
+    if len(end) != n or len(strides) != n:
+        raise ValueError(
+            f"strided_slice: 'begin' ({len(begin)}), 'end' ({len(end)}) and 'strides' ({len(strides)}) "
+            "must have the same length"
+        )
+    for arg, values in (("begin", begin), ("end", end), ("strides", strides)):
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int | np.integer):
+                raise TypeError(f"strided_slice: argument '{arg}' must hold ints, got {values}")
     begin_mask = attrs.get("begin_mask", 0)
     end_mask = attrs.get("end_mask", 0)
     ellipsis_mask = attrs.get("ellipsis_mask", 0)
@@ -36,6 +45,8 @@ def strided_slice_index(shape: tuple[int, ...], attrs: dict[str, Any]) -> tuple[
         elif shrink_mask & bit:
             if axis >= len(shape):
                 raise ValueError(f"strided_slice: index at position {i} is beyond the rank {len(shape)}")
+            if strides[i] != 1:
+                raise ValueError(f"strided_slice: only stride 1 is allowed on a shrunk axis, got {strides[i]}")
             dim = shape[axis]
             b = begin[i] + dim if begin[i] < 0 else begin[i]
             if not 0 <= b < dim:

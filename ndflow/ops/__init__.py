@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from types import ModuleType
 
 from . import tensor_methods
 
@@ -26,7 +27,8 @@ for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if _info.name in NAMESPACES:
         continue
     for _name in _module.__all__:
-        if _name in globals() and globals()[_name] is not getattr(_module, _name):
+        _existing = globals().get(_name)
+        if _existing is not None and not isinstance(_existing, ModuleType) and _existing is not getattr(_module, _name):
             raise ImportError(f"ndflow.ops: '{_name}' is defined by two families (second: {_info.name})")
         globals()[_name] = getattr(_module, _name)
         __all__.append(_name)

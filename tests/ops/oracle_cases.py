@@ -64,14 +64,21 @@ def _make_tensor(spec: dict, created: list):
             t = nf.complex(real, imag)
         else:
             t = nf.tensor([complex(r, i) for r, i in zip(re, im, strict=True)], shape, "complex64")
-    elif dtype == "float32":
-        t = nf.tensor([float(_num(v)) for v in values], shape, dtype)
-    elif dtype == "int32":
-        t = nf.tensor([int(v) for v in values], shape, dtype)
-    elif dtype == "bool":
-        t = nf.tensor([bool(v) for v in values], shape, dtype)
-    else:  # string
-        t = nf.tensor(list(values), shape, dtype)
+    else:
+        if dtype == "float32":
+            flat = [float(_num(v)) for v in values]
+        elif dtype == "int32":
+            flat = [int(v) for v in values]
+        elif dtype == "bool":
+            flat = [bool(v) for v in values]
+        else:  # string
+            flat = list(values)
+        # Built as a reshape of a flat tensor, so every case also runs kernels on inputs that share
+        # a buffer stored in another shape (what reshape, expand_dims and clone produce).
+        t = nf.tensor(flat, [len(flat)], dtype)
+        if len(shape) != 1:
+            created.append(t)
+            t = nf.reshape(t, shape)
     created.append(t)
     return t
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 @cpu_kernel("Relu")
 def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     return out(backend, np.maximum(values, 0), x.dtype)  # np.maximum keeps NaN, as TF.js does
 
 
 @cpu_kernel("Sigmoid")
 def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values.astype(np.float32, copy=False)
+    values = values_of(backend, x).astype(np.float32, copy=False)
     result = np.exp(-values)
     result += 1
     np.reciprocal(result, out=result)
@@ -29,7 +29,7 @@ def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
 def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axis = attrs["dim"]
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     shifted = values - values.max(axis=axis, keepdims=True) if values.size else values
     e = np.exp(shifted)
     e /= e.sum(axis=axis, keepdims=True)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 def _args(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray, str]:
     a, b = inputs
-    data = backend.data
-    return data[a.data_id].values, data[b.data_id].values, a.dtype
+    return values_of(backend, a), values_of(backend, b), a.dtype
 
 
 @cpu_kernel("Add")

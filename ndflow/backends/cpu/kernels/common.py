@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from threading import get_ident
 
 import numpy as np
@@ -12,7 +13,20 @@ from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_kernel
 from ..backend import CPUBackend
 
+if TYPE_CHECKING:
+    from ....core.tensor import Tensor
+
 Output = tuple[int, tuple[int, ...], str]
+
+
+def values_of(backend: CPUBackend, t: Tensor) -> np.ndarray:
+    """The array of input ``t`` in ``t``'s shape.
+
+    Always read inputs through this: tensors that share a buffer (reshape, expand_dims, clone)
+    share one stored array, kept in the shape of the tensor that wrote it.
+    """
+    values = backend.data[t.data_id].values
+    return values if values.shape == t.shape else values.reshape(t.shape)
 
 
 def out(backend: CPUBackend, array: np.ndarray, dtype: str) -> Output:

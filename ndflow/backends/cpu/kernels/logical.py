@@ -7,14 +7,13 @@ from collections.abc import Callable
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 def _comparison(name: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
     def run(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
         a, b = inputs
-        data = backend.data
-        return out(backend, fn(data[a.data_id].values, data[b.data_id].values), "bool")
+        return out(backend, fn(values_of(backend, a), values_of(backend, b)), "bool")
 
     cpu_kernel(name)(run)
 
@@ -30,7 +29,6 @@ _comparison("LessEqual", np.less_equal)
 @cpu_kernel("Select")
 def select(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     condition, a, b = inputs
-    data = backend.data
     return out(
-        backend, np.where(data[condition.data_id].values, data[a.data_id].values, data[b.data_id].values), a.dtype
+        backend, np.where(values_of(backend, condition), values_of(backend, a), values_of(backend, b)), a.dtype
     )

@@ -6,7 +6,7 @@ import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 def _axes(attrs: dict) -> tuple[tuple[int, ...], bool]:
@@ -17,7 +17,7 @@ def _axes(attrs: dict) -> tuple[tuple[int, ...], bool]:
 def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     dtype = "int32" if x.dtype == "bool" else x.dtype
     return out(backend, np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
 
@@ -26,7 +26,7 @@ def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     dtype = "complex64" if x.dtype == "complex64" else "float32"
     return out(backend, np.mean(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
 
@@ -34,7 +34,7 @@ def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 def _extreme(backend: CPUBackend, inputs: tuple, attrs: dict, fn: np.ufunc) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     if values.size == 0:  # TF.js reads past the end: NaN for floats, 0 once stored as int32
         shape = np.sum(values, axis=axes, keepdims=keep).shape
         return out(backend, np.full(shape, np.nan if x.dtype == "float32" else 0), x.dtype)
@@ -54,7 +54,7 @@ def min_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 @cpu_kernel("ArgMax")
 def arg_max(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     axis = attrs["axis"]
     if values.shape[axis] == 0:
         raise ValueError(f"arg_max: cannot reduce an empty axis of shape {list(x.shape)}")

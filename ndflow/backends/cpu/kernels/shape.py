@@ -7,7 +7,7 @@ import numpy as np
 from ....core.dtypes import NUMPY_DTYPE
 from ..backend import CPUBackend
 from .binary import to_int32
-from .common import Output, cpu_kernel, out, share
+from .common import Output, cpu_kernel, out, share, values_of
 
 
 @cpu_kernel("Reshape")
@@ -37,7 +37,7 @@ def cast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     dtype = attrs["dtype"]
     if dtype == x.dtype:
         return share(backend, x.data_id, x.shape, x.dtype)
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     if dtype == "int32" and values.dtype.kind in "fc":
         return out(backend, to_int32(np.real(values) if values.dtype.kind == "c" else values), dtype)
     if dtype == "bool":
@@ -52,5 +52,5 @@ def cast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 @cpu_kernel("Transpose")
 def transpose(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     return out(backend, values.transpose(attrs["perm"]).copy(), x.dtype)

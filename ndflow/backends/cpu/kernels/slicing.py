@@ -6,29 +6,29 @@ import numpy as np
 
 from ....core.slice_util import strided_slice_index
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 @cpu_kernel("Slice")
 def slice_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = tuple(slice(b, b + s) for b, s in zip(attrs["begin"], attrs["size"], strict=True))
-    return out(backend, backend.data[x.data_id].values[index].copy(), x.dtype)
+    return out(backend, values_of(backend, x)[index].copy(), x.dtype)
 
 
 @cpu_kernel("StridedSlice")
 def strided_slice(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = strided_slice_index(x.shape, attrs)
-    return out(backend, backend.data[x.data_id].values[index].copy(), x.dtype)
+    return out(backend, values_of(backend, x)[index].copy(), x.dtype)
 
 
 @cpu_kernel("GatherV2")
 def gather_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, indices = inputs
     axis, batch_dims = attrs["axis"], attrs["batch_dims"]
-    values = backend.data[x.data_id].values
-    idx = backend.data[indices.data_id].values
+    values = values_of(backend, x)
+    idx = values_of(backend, indices)
     dim = x.shape[axis]
     if idx.size and (idx.min() < 0 or idx.max() >= dim):
         bad = int(idx[(idx < 0) | (idx >= dim)].flat[0])
@@ -53,11 +53,11 @@ def gather_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 
 @cpu_kernel("Concat")
 def concat(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    arrays = [backend.data[t.data_id].values for t in inputs]
+    arrays = [values_of(backend, t) for t in inputs]
     return out(backend, np.concatenate(arrays, axis=attrs["axis"]), inputs[0].dtype)
 
 
 @cpu_kernel("Pack")
 def pack(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    arrays = [backend.data[t.data_id].values for t in inputs]
+    arrays = [values_of(backend, t) for t in inputs]
     return out(backend, np.stack(arrays, axis=attrs["axis"]), inputs[0].dtype)

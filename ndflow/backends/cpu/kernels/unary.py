@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 def _float_unary(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> None:
@@ -15,7 +15,7 @@ def _float_unary(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> None:
 
     def run(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
         (x,) = inputs
-        values = backend.data[x.data_id].values
+        values = values_of(backend, x)
         dtype = "complex64" if x.dtype == "complex64" else "float32"
         if values.dtype.kind != "f" and dtype == "float32":
             values = values.astype(np.float32)
@@ -34,13 +34,13 @@ _float_unary("Tanh", np.tanh)
 @cpu_kernel("Neg")
 def neg(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    return out(backend, np.negative(backend.data[x.data_id].values), x.dtype)
+    return out(backend, np.negative(values_of(backend, x)), x.dtype)
 
 
 @cpu_kernel("Abs")
 def abs_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     if x.dtype == "complex64":
         return out(backend, np.abs(values), "float32")
     return out(backend, np.abs(values), x.dtype)
@@ -49,5 +49,5 @@ def abs_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
 @cpu_kernel("Square")
 def square(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = backend.data[x.data_id].values
+    values = values_of(backend, x)
     return out(backend, np.multiply(values, values), x.dtype)
