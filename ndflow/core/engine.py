@@ -242,14 +242,14 @@ class Engine:
     def run_kernel(self, name: str, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None = None) -> Any:
         """Run kernel ``name`` of the active backend; returns a tensor, or a list for multi-output kernels."""
         backend = self._backend or self._choose_backend()
+        config = self._kernels.get(name)
+        if config is None:
+            raise NotImplementedError(f"kernel '{name}' is not registered for backend '{self.backend_name}'")
         for t in inputs:
             if t._disposed:
                 t.throw_if_disposed()
             if t._info.backend is not backend:
                 self._move(t, backend)
-        config = self._kernels.get(name)
-        if config is None:
-            raise NotImplementedError(f"kernel '{name}' is not registered for backend '{self.backend_name}'")
         if self._slow:
             return self._run_kernel_observed(config, backend, inputs, attrs)
         out = config.kernel_func(backend, inputs, attrs)

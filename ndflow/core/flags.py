@@ -39,6 +39,8 @@ def parse_flags(text: str) -> dict[str, FlagValue]:
         if "=" not in item:
             raise ValueError(f"flags: {ENV_VAR} item {item!r} is not of the form NAME=value")
         key, value = item.split("=", 1)
+        if not key.strip():
+            raise ValueError(f"flags: {ENV_VAR} item {item!r} has no flag name")
         flags[key.strip()] = parse_value(key.strip(), value)
     return flags
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
+
+logger = logging.getLogger("ndflow")
 
 KernelFunc = Callable[..., Any]
 
@@ -37,6 +40,10 @@ def register_kernel(
     dispose_func: Callable[[Any], None] | None = None,
 ) -> None:
     table = _KERNELS.setdefault(backend_name, {})
+    if kernel_name in table:
+        logger.warning(
+            "kernel '%s' for backend '%s' is already registered; the new one replaces it", kernel_name, backend_name
+        )
     table[kernel_name] = KernelConfig(kernel_name, backend_name, kernel_func, setup_func, dispose_func)
 
 

@@ -54,7 +54,7 @@ class ProfileInfo:
 
     @property
     def kernel_names(self) -> list[str]:
-        return sorted({k.name for k in self.kernels})
+        return list(dict.fromkeys(k.name for k in self.kernels))  # in order of first run, as TF.js
 
 
 def check_finite(kernel_name: str, values: np.ndarray, dtype: str) -> None:

@@ -29,6 +29,9 @@ class Tensor:
 
     __slots__ = ("shape", "dtype", "size", "id", "data_id", "_info", "kept", "scope_id", "_disposed", "__weakref__")
 
+    # numpy defers to the tensor's operators (`ndarray + tensor` is a Tensor, not an ndarray).
+    __array_ufunc__ = None
+
     def __init__(self, shape: tuple[int, ...], dtype: str, data_id: int, tensor_id: int, info: DataInfo) -> None:
         self.shape = shape
         self.dtype = dtype

@@ -38,7 +38,9 @@ def _value(x: object, dtype: str) -> str:
 
 
 def _scalar(x: object, dtype: str) -> str:
-    if dtype in ("bool", "complex64", "string"):
+    if dtype == "string":
+        return str(x)  # TF.js quotes strings inside arrays, not a lone scalar
+    if dtype in ("bool", "complex64"):
         return _value(x, dtype)
     return js_number(float(x))
 

@@ -141,14 +141,16 @@ def to_tensor(x: Any, arg: str, op: str, dtype: str | None = None) -> Tensor:
 def scalar_like(x: Any, other: Tensor) -> Tensor:
     """A Python scalar next to a tensor takes the tensor's dtype when it fits (``i + 1`` stays int32)."""
     dtype = other.dtype
-    if isinstance(x, bool):
+    if isinstance(x, bool | np.bool_):
         d = "bool"
-    elif isinstance(x, int):
+    elif isinstance(x, int | np.integer):
         d = dtype if dtype in ("int32", "float32", "complex64") else "int32"
-    elif isinstance(x, float):
+    elif isinstance(x, float | np.floating):
         d = dtype if dtype in ("float32", "complex64") else "float32"
-    else:
+    elif isinstance(x, complex | np.complexfloating):
         d = "complex64"
+    else:
+        raise TypeError(f"cannot combine a {type(x).__name__} with a {dtype} tensor")
     return ENGINE.make_tensor(np.array(x, dtype=NUMPY_DTYPE[d]), (), d)
 
 

@@ -1,0 +1,130 @@
+"""The ``ndflow`` command: ``python -m ndflow demo`` and ``python -m ndflow info``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ndflow as nf
+from ndflow.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("NDFLOW_FLAGS", None)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "ndflow", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo() -> subprocess.CompletedProcess:
+    return run_cli("demo")
+
+
+def test_demo_exits_zero(demo):
+    assert demo.returncode == 0, demo.stderr
+
+
+def test_demo_sections(demo):
+    out = demo.stdout
+    assert out.startswith(f"ndflow {nf.__version__} on backend 'cpu'")
+    sections = re.findall(r"^== (.+) ==$", out, flags=re.M)
+    assert len(sections) >= 5, sections
+    joined = " | ".join(sections).lower()
+    for topic in ("tensors", "tidy", "leak", "async", "debug"):
+        assert topic in joined, f"no '{topic}' section in {sections}"
+    # the sections come in the order of the tour
+    order = [joined.index(topic) for topic in ("tensors", "tidy", "async", "debug")]
+    assert order == sorted(order)
+
+
+def test_demo_tensors_and_operators(demo):
+    out = demo.stdout
+    # a = [[1, 2], [3, 4]] printed in TF.js's layout, and a @ b + 1 with b = [[0, 2], [4, 6]]
+    assert "Tensor\n    [[1, 2],\n     [3, 4]]" in out
+    assert "Tensor\n    [[9 , 15],\n     [17, 31]]" in out
+    assert "a.shape=(2, 2) a.dtype=float32 a.rank=2 a.size=4" in out
+
+
+def test_demo_memory_counts(demo):
+    out = demo.stdout
+    before = re.search(r"before: num_tensors=(\d+) num_bytes=(\d+)", out)
+    after = re.search(r"after:\s+num_tensors=(\d+) num_bytes=(\d+)", out)
+    assert before and after, out
+    # tidy keeps only the returned scalar mean: +1 tensor, +4 bytes
+    assert int(after[1]) == int(before[1]) + 1
+    assert int(after[2]) == int(before[2]) + 4
+    # mse of a and b: mean of (1-0)^2, (2-2)^2, (3-4)^2, (4-6)^2 = 6 / 4
+    assert "mse = 1.5" in out
+    flat = re.search(r"inside tidy: num_tensors (\d+) -> (\d+)", out)
+    assert flat and flat[1] == flat[2]
+    grown = re.search(r"(\d+) iterations without tidy: num_tensors (\d+) -> (\d+)", out)
+    assert grown and int(grown[3]) - int(grown[2]) == 4 * int(grown[1])
+    assert "num_tensors=0" in out.splitlines()[-1]  # the tour cleans up after itself
+
+
+def test_demo_async_read(demo):
+    assert re.search(r"await y\.data\(\) -> array\(\[1\.5\], dtype=float32\)", demo.stdout)
+
+
+def test_demo_debug_mode_output(demo):
+    # kernels are logged through the `ndflow` logger (stderr), the NaN/Inf check names the kernel
+    log = demo.stderr
+    assert re.search(r"BatchMatMul\s+\d+\.\d+ ms", log), log
+    assert re.search(r"Softmax\s+\d+\.\d+ ms", log), log
+    assert "caught:" in demo.stdout and "'Log'" in demo.stdout
+
+
+def test_info():
+    result = run_cli("info")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"ndflow {nf.__version__}"
+    assert any(line.startswith("backends") for line in lines)
+    assert re.search(r"^\s+cpu \(active\): \d+ kernels$", result.stdout, flags=re.M)
+    assert "flags:" in lines
+    flags = lines[lines.index("flags:") + 1 :]
+    assert "  DEBUG = False" in flags
+    assert "  PROD = False" in flags
+
+
+def test_info_shows_ndflow_flags_overrides():
+    env_result = subprocess.run(
+        [sys.executable, "-m", "ndflow", "info"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "NDFLOW_FLAGS": "PROD=true", "PYTHONPATH": str(ROOT)},
+    )
+    assert env_result.returncode == 0, env_result.stderr
+    assert "  PROD = True" in env_result.stdout.splitlines()
+
+
+def test_no_command_is_a_usage_error():
+    result = run_cli()
+    assert result.returncode == 2
+    assert "usage" in result.stderr.lower()
+    bad = run_cli("nonsense")
+    assert bad.returncode == 2
+
+
+def test_main_info_in_process(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"ndflow {nf.__version__}\n")
+    assert "cpu (active)" in out
