@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out
+from .common import Output, cpu_kernel, out, values_of
 
 
 @cpu_kernel("BatchMatMul")
 def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     a, b = inputs
-    va = backend.data[a.data_id].values
-    vb = backend.data[b.data_id].values
+    va = values_of(backend, a)
+    vb = values_of(backend, b)
     if attrs.get("transpose_a"):
         va = np.swapaxes(va, -1, -2)
     if attrs.get("transpose_b"):
