@@ -1,0 +1,97 @@
+"""Joining, splitting, tiling and padding: SplitV, Unpack, Tile, Reverse, PadV2, MirrorPad, BroadcastTo,
+BroadcastArgs, OneHot."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out, share, values_of
+
+
+def js_number_as(value: float, dtype: str) -> float | int | bool:
+    """A JS number stored into TF.js's typed array for ``dtype`` (Int32Array wraps, Uint8Array for bool)."""
+    if dtype == "float32":
+        return np.float32(value)
+    if dtype in ("int32", "bool"):
+        if not math.isfinite(value):
+            return 0 if dtype == "int32" else False
+        bits = 32 if dtype == "int32" else 8
+        n = math.trunc(value) & ((1 << bits) - 1)
+        if dtype == "bool":
+            return n != 0
+        return n - (1 << 32) if n >= 1 << 31 else n
+    return value
+
+
+@cpu_kernel("SplitV")
+def split_v(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    (x,) = inputs
+    sizes, axis = attrs["num_or_size_splits"], attrs["axis"]
+    parts = np.split(values_of(backend, x), np.cumsum(sizes)[:-1], axis=axis)
+    return [out(backend, p.copy(), x.dtype) for p in parts]
+
+
+@cpu_kernel("Unpack")
+def unpack(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    (x,) = inputs
+    moved = np.moveaxis(values_of(backend, x), attrs["axis"], 0)
+    return [out(backend, part.copy(), x.dtype) for part in moved]
+
+
+@cpu_kernel("Tile")
+def tile(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    return out(backend, np.tile(values_of(backend, x), attrs["reps"]), x.dtype)
+
+
+@cpu_kernel("Reverse")
+def reverse(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    dims = tuple(attrs["dims"])
+    if not dims:
+        return share(backend, x.data_id, x.shape, x.dtype)
+    return out(backend, np.flip(values_of(backend, x), dims).copy(), x.dtype)
+
+
+@cpu_kernel("PadV2")
+def pad_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    value = js_number_as(attrs["constant_value"], x.dtype)
+    return out(backend, np.pad(values_of(backend, x), attrs["paddings"], constant_values=value), x.dtype)
+
+
+@cpu_kernel("MirrorPad")
+def mirror_pad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    return out(backend, np.pad(values_of(backend, x), attrs["paddings"], mode=attrs["mode"]), x.dtype)
+
+
+@cpu_kernel("BroadcastTo")
+def broadcast_to(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    return out(backend, np.broadcast_to(values_of(backend, x), tuple(attrs["shape"])).copy(), x.dtype)
+
+
+@cpu_kernel("BroadcastArgs")
+def broadcast_args(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    s0, s1 = (values_of(backend, t).astype(np.int64) for t in inputs)
+    n = max(s0.size, s1.size)
+    a = np.concatenate([np.ones(n - s0.size, np.int64), s0])
+    b = np.concatenate([np.ones(n - s1.size, np.int64), s1])
+    if np.any((a != b) & (a != 1) & (b != 1)):
+        raise ValueError(f"broadcast_args: shapes {s0.tolist()} and {s1.tolist()} could not be broadcast together")
+    return out(backend, np.where(a == 1, b, a), "int32")
+
+
+@cpu_kernel("OneHot")
+def one_hot(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """TF.js fills a Float32Array, then stores it as ``dtype``: on/off go through float32 first."""
+    (indices,) = inputs
+    dtype, depth = attrs["dtype"], attrs["depth"]
+    on = js_number_as(float(np.float32(attrs["on_value"])), dtype)
+    off = js_number_as(float(np.float32(attrs["off_value"])), dtype)
+    hot = values_of(backend, indices)[..., None] == np.arange(depth, dtype=np.int32)
+    return out(backend, np.where(hot, on, off), dtype)
