@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from threading import get_ident
+from typing import TYPE_CHECKING
 
 import numpy as np
 
