@@ -1,0 +1,327 @@
+"""Image kernels: ResizeBilinear, ResizeNearestNeighbor and their gradients, CropAndResize,
+FlipLeftRight, RotateWithOffset, Transform.
+
+Images are NHWC. Resizing gathers whole rows and columns with index and weight vectors computed
+once per axis; coordinates and interpolation run in float64, as TF.js's JavaScript numbers do, and
+are stored as float32. ``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out, values_of
+
+
+def js_round(x: np.ndarray) -> np.ndarray:
+    """``Math.round``: the nearest integer, halves rounded towards +Infinity."""
+    return np.floor(x + 0.5)
+
+
+# ----------------------------------------------------------------------------- resize
+
+
+def _ratio(in_size: int, out_size: int, align_corners: bool) -> float:
+    """Input pixels per output pixel (TF.js's ``effectiveInputSize / effectiveOutputSize``)."""
+    if align_corners and out_size > 1:
+        return (in_size - 1) / (out_size - 1)
+    return in_size / out_size if out_size else 0.0
+
+
+def _bilinear_axis(
+    in_size: int, out_size: int, align_corners: bool, half_pixel: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each output index along one axis: the lower and upper source index and the fraction."""
+    ratio = _ratio(in_size, out_size, align_corners)
+    i = np.arange(out_size, dtype=np.float64)
+    src = ratio * (i + 0.5) - 0.5 if half_pixel else ratio * i
+    lo = np.maximum(0.0, np.floor(src))
+    hi = np.minimum(in_size - 1, np.ceil(src))
+    return lo.astype(np.intp), hi.astype(np.intp), src - lo
+
+
+def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
+    """For each output index along one axis: the source index it copies."""
+    ratio = _ratio(in_size, out_size, align_corners)
+    i = np.arange(out_size, dtype=np.float64)
+    src = ratio * (i + 0.5) if half_pixel else ratio * i
+    idx = np.minimum(in_size - 1, js_round(src) if align_corners else np.floor(src))
+    if half_pixel:
+        idx = np.maximum(0.0, idx)
+    return idx.astype(np.intp)
+
+
+def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
+    return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
+
+
+@cpu_kernel("ResizeBilinear")
+def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Bilinear resize of NHWC images to ``size``; always float32."""
+    (images,) = inputs
+    x = values_of(backend, images)
+    batch, height, width, channels = x.shape
+    new_h, new_w = attrs["size"]
+    if batch * new_h * new_w * channels == 0:
+        return out(backend, np.zeros((batch, new_h, new_w, channels), np.float32), "float32")
+    align, half = _resize_attrs(attrs)
+    r0, r1, rf = _bilinear_axis(height, new_h, align, half)
+    c0, c1, cf = _bilinear_axis(width, new_w, align, half)
+    x = x.astype(np.float64)
+    cf = cf[None, None, :, None]
+    top, bottom = x[:, r0], x[:, r1]
+    top_l, bottom_l = top[:, :, c0], bottom[:, :, c0]
+    top = top_l + (top[:, :, c1] - top_l) * cf
+    bottom = bottom_l + (bottom[:, :, c1] - bottom_l) * cf
+    return out(backend, top + (bottom - top) * rf[None, :, None, None], "float32")
+
+
+@cpu_kernel("ResizeNearestNeighbor")
+def resize_nearest_neighbor(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Nearest-neighbour resize of NHWC images to ``size``; keeps the dtype."""
+    (images,) = inputs
+    x = values_of(backend, images)
+    batch, height, width, channels = x.shape
+    new_h, new_w = attrs["size"]
+    if batch * new_h * new_w * channels == 0:
+        return out(backend, np.zeros((batch, new_h, new_w, channels), x.dtype), images.dtype)
+    align, half = _resize_attrs(attrs)
+    rows = _nearest_axis(height, new_h, align, half)
+    cols = _nearest_axis(width, new_w, align, half)
+    return out(backend, x[:, rows][:, :, cols], images.dtype)
+
+
+def _sum_groups(v: np.ndarray, idx: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """Sum the slices of ``v`` along ``axis`` into ``n`` bins; ``idx`` (non-decreasing) names each bin."""
+    shape = list(v.shape)
+    shape[axis] = n
+    result = np.zeros(shape, np.float64)
+    if v.shape[axis] == 0 or n == 0:
+        return result
+    starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+    where = [slice(None)] * v.ndim
+    where[axis] = idx[starts]
+    result[tuple(where)] = np.add.reduceat(v, starts, axis=axis)
+    return result
+
+
+@cpu_kernel("ResizeNearestNeighborGrad")
+def resize_nearest_neighbor_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Gradient of ResizeNearestNeighbor: each input pixel sums the ``dy`` of the pixels copied from it."""
+    images, dy = inputs
+    batch, height, width, channels = images.shape
+    g = values_of(backend, dy).astype(np.float64)
+    align, half = _resize_attrs(attrs)
+    rows = _nearest_axis(height, g.shape[1], align, half)
+    cols = _nearest_axis(width, g.shape[2], align, half)
+    g = _sum_groups(_sum_groups(g, rows, height, 1), cols, width, 2)
+    return out(backend, g, images.dtype)
+
+
+def _spread(g: np.ndarray, size: int, axis: int, align: bool, half: bool) -> np.ndarray:
+    """The transpose of bilinear interpolation along ``axis``: each value goes back to its two
+    source pixels, weighted as the forward pass took them."""
+    lo, hi, frac = _bilinear_axis(size, g.shape[axis], align, half)
+    shape = [1] * g.ndim
+    shape[axis] = frac.size
+    frac = frac.reshape(shape)
+    return _sum_groups(g * (1.0 - frac), lo, size, axis) + _sum_groups(g * frac, hi, size, axis)
+
+
+@cpu_kernel("ResizeBilinearGrad")
+def resize_bilinear_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Gradient of ResizeBilinear: ``dy`` spread back onto the input pixels with the forward weights."""
+    images, dy = inputs
+    _, height, width, _ = images.shape
+    g = values_of(backend, dy).astype(np.float64)
+    align, half = _resize_attrs(attrs)
+    g = _spread(_spread(g, height, 1, align, half), width, 2, align, half)
+    return out(backend, g, "float32")
+
+
+# ----------------------------------------------------------------------------- crop, flip, rotate
+
+
+@cpu_kernel("CropAndResize")
+def crop_and_resize(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Crops of ``image`` at normalized ``boxes`` resized to ``crop_size``; float32.
+
+    Samples outside the image get ``extrapolation_value``; boxes whose index is outside
+    ``[0, batch)`` give zeros.
+    """
+    image, boxes, box_ind = inputs
+    img = values_of(backend, image)
+    bx = values_of(backend, boxes).astype(np.float64)
+    ind = values_of(backend, box_ind).astype(np.int64)
+    batch, height, width, channels = img.shape
+    crop_h, crop_w = attrs["crop_size"]
+    extrapolation = float(attrs.get("extrapolation_value", 0.0))
+    n = bx.shape[0]
+    if n * crop_h * crop_w * channels == 0:
+        return out(backend, np.zeros((n, crop_h, crop_w, channels), np.float32), "float32")
+    y = _crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
+    x = _crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
+    outside = ((y < 0) | (y > height - 1))[:, :, None] | ((x < 0) | (x > width - 1))[:, None, :]
+    unknown = np.isnan(y)[:, :, None] | np.isnan(x)[:, None, :]
+    good_box = (ind >= 0) & (ind < batch)
+    if img.size == 0 or not good_box.any():
+        result = np.zeros((n, crop_h, crop_w, channels), np.float64)
+    else:
+        y = np.where(np.isnan(y) | (y < 0) | (y > height - 1), 0.0, y)
+        x = np.where(np.isnan(x) | (x < 0) | (x > width - 1), 0.0, x)
+        b = np.where(good_box, ind, 0)[:, None, None]
+        result = _crop_sample(img.astype(np.float64), b, y, x, attrs.get("method", "bilinear"))
+    result = np.where(unknown[..., None], np.nan, result)  # TF.js reads at a NaN index
+    result = np.where(outside[..., None], extrapolation, result)
+    result[~good_box] = 0.0
+    return out(backend, result, "float32")
+
+
+def _crop_sample(src: np.ndarray, b: np.ndarray, y: np.ndarray, x: np.ndarray, method: str) -> np.ndarray:
+    """Sample images ``b`` (n, 1, 1) at rows ``y`` (n, crop_h) and columns ``x`` (n, crop_w), all in range."""
+    if method != "bilinear":
+        return src[b, js_round(y).astype(np.intp)[:, :, None], js_round(x).astype(np.intp)[:, None, :]]
+    top, left = np.floor(y).astype(np.intp), np.floor(x).astype(np.intp)
+    bottom, right = np.ceil(y).astype(np.intp), np.ceil(x).astype(np.intp)
+    y_lerp = (y - top)[:, :, None, None]
+    x_lerp = (x - left)[:, None, :, None]
+    t, bt = top[:, :, None], bottom[:, :, None]
+    lft, rgt = left[:, None, :], right[:, None, :]
+    top_l, bottom_l = src[b, t, lft], src[b, bt, lft]
+    upper = top_l + (src[b, t, rgt] - top_l) * x_lerp
+    lower = bottom_l + (src[b, bt, rgt] - bottom_l) * x_lerp
+    return upper + (lower - upper) * y_lerp
+
+
+def _crop_coords(start: np.ndarray, end: np.ndarray, size: int, crop: int) -> np.ndarray:
+    """Source coordinates (in pixels) of the ``crop`` samples of each box along one axis."""
+    if crop > 1:
+        scale = (end - start) * (size - 1) / (crop - 1)
+        return start[:, None] * (size - 1) + np.arange(crop, dtype=np.float64)[None, :] * scale[:, None]
+    return (0.5 * (start + end) * (size - 1))[:, None]
+
+
+@cpu_kernel("FlipLeftRight")
+def flip_left_right(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """Mirror NHWC images horizontally."""
+    (image,) = inputs
+    return out(backend, np.ascontiguousarray(values_of(backend, image)[:, :, ::-1]), image.dtype)
+
+
+def _channel_fill(fill_value: object, channels: int) -> np.ndarray | float:
+    """``fill_value`` as TF.js applies it: a number everywhere, or per channel with alpha (channel 3) 255."""
+    if isinstance(fill_value, int | float):
+        return float(fill_value)
+    values = [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)]  # type: ignore[index]
+    return np.array(values, np.float64)
+
+
+@cpu_kernel("RotateWithOffset")
+def rotate_with_offset(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Rotate NHWC images by ``radians`` about ``center`` (fractions of width and height)."""
+    (image,) = inputs
+    img = values_of(backend, image)
+    batch, height, width, channels = img.shape
+    center = attrs.get("center", 0.5)
+    cx = width * (center if isinstance(center, int | float) else center[0])
+    cy = height * (center if isinstance(center, int | float) else center[1])
+    radians = float(attrs["radians"])
+    sin, cos = math.sin(radians), math.cos(radians)
+    x = np.arange(width, dtype=np.float64)[None, :]
+    y = np.arange(height, dtype=np.float64)[:, None]
+    src_x = js_round((x - cx) * cos - (y - cy) * sin + cx)
+    src_y = js_round((x - cx) * sin + (y - cy) * cos + cy)
+    inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
+    fill = _channel_fill(attrs.get("fill_value", 0), channels)
+    if img.size == 0:
+        return out(backend, np.zeros(img.shape, img.dtype), image.dtype)
+    rows = np.where(inside, src_y, 0).astype(np.intp)
+    cols = np.where(inside, src_x, 0).astype(np.intp)
+    result = np.where(inside[None, :, :, None], img[:, rows, cols], fill)
+    return out(backend, result, image.dtype)
+
+
+# ----------------------------------------------------------------------------- transform
+
+
+def _reflect(c: np.ndarray, n: int) -> np.ndarray:
+    """Reflect ``[abcd]`` to ``[dcba|abcd|dcba]``."""
+    if n <= 1:
+        return np.where((c < 0) | (c > n - 1), 0.0, c)
+    period = 2 * n
+    below = period * np.trunc(-c / period) + c
+    below = np.where(below < -n, below + period, -below - 1)
+    above = c - period * np.trunc(c / period)
+    above = np.where(above >= n, period - above - 1, above)
+    return np.where(c < 0, below, np.where(c > n - 1, above, c))
+
+
+def _wrap(c: np.ndarray, n: int) -> np.ndarray:
+    """Wrap ``[abcd]`` to ``[abcd|abcd|abcd]`` (TF.js's arithmetic, kept as it is)."""
+    if n <= 1:
+        return np.where((c < 0) | (c > n - 1), 0.0, c)
+    below = c + n * (np.trunc(-c / (n - 1)) + 1)
+    above = c - n * np.trunc(c / (n - 1))
+    return np.where(c < 0, below, np.where(c > n - 1, above, c))
+
+
+def _map_coord(c: np.ndarray, n: int, mode: str) -> np.ndarray:
+    if mode == "constant":
+        return c
+    if mode == "reflect":
+        c = _reflect(c, n)
+    elif mode == "wrap":
+        c = _wrap(c, n)
+    return np.maximum(0.0, np.minimum(c, n - 1))  # TF.js's clamp(0, c, n - 1)
+
+
+class _Reader:
+    """Reads pixels at integer coordinates, ``fill`` outside the image (or at NaN coordinates)."""
+
+    def __init__(self, img: np.ndarray, batch_index: np.ndarray, fill: float) -> None:
+        self.img, self.b, self.fill = img, batch_index, fill
+        self.h, self.w = img.shape[1], img.shape[2]
+
+    def __call__(self, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        inside = (y >= 0) & (y < self.h) & (x >= 0) & (x < self.w)
+        if not inside.any():
+            return np.full((*inside.shape, self.img.shape[3]), self.fill)
+        rows = np.where(inside, y, 0).astype(np.intp)
+        cols = np.where(inside, x, 0).astype(np.intp)
+        return np.where(inside[..., None], self.img[self.b, rows, cols], self.fill)
+
+
+@cpu_kernel("Transform")
+def transform(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Projective transforms ``[a0, a1, a2, b0, b1, b2, c0, c1]`` (output -> input) of NHWC images."""
+    image, transforms = inputs
+    img = values_of(backend, image).astype(np.float64)
+    t = values_of(backend, transforms).astype(np.float64)
+    batch, height, width, channels = img.shape
+    out_h, out_w = attrs.get("output_shape") or (height, width)
+    fill = float(np.float32(attrs.get("fill_value", 0)))
+    if batch * out_h * out_w * channels == 0:
+        return out(backend, np.full((batch, out_h, out_w, channels), fill), image.dtype)
+    t = np.broadcast_to(t, (batch, 8))[:, :, None, None]  # one row for all images, or one each
+    x = np.arange(out_w, dtype=np.float64)[None, None, :]
+    y = np.arange(out_h, dtype=np.float64)[None, :, None]
+    projection = t[:, 6] * x + t[:, 7] * y + 1
+    in_x = (t[:, 0] * x + t[:, 1] * y + t[:, 2]) / projection
+    in_y = (t[:, 3] * x + t[:, 4] * y + t[:, 5]) / projection
+    mode = attrs.get("fill_mode", "constant")
+    in_x, in_y = _map_coord(in_x, width, mode), _map_coord(in_y, height, mode)
+    read = _Reader(img, np.arange(batch)[:, None, None], fill)
+    if attrs.get("interpolation", "nearest") == "nearest":
+        result = read(js_round(in_y), js_round(in_x))
+    else:
+        y0, x0 = np.floor(in_y), np.floor(in_x)
+        y1, x1 = y0 + 1, x0 + 1
+        xa, xb = (x1 - in_x)[..., None], (in_x - x0)[..., None]
+        upper = xa * read(y0, x0) + xb * read(y0, x1)
+        lower = xa * read(y1, x0) + xb * read(y1, x1)
+        result = (y1 - in_y)[..., None] * upper + (in_y - y0)[..., None] * lower
+    result = np.where((projection == 0)[..., None], fill, result)
+    return out(backend, result, image.dtype)

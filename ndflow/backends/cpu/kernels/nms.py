@@ -1,0 +1,147 @@
+"""Non-maximum suppression: NonMaxSuppressionV3 (indices), V4 (padded, with the valid count) and
+V5 (with scores, soft-NMS).
+
+Greedy selection in order of score (ties: the smaller box index first). The loop runs once per
+*selected* box (at most ``max_output_size``); each step computes the IoU of the new box with every
+remaining candidate at once and suppresses or decays them together. Soft-NMS follows TF.js's lazy
+heap exactly (see ``_refresh``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out, values_of
+
+
+class _Boxes:
+    """Corner-normalized boxes ``[y1, x1, y2, x2]`` (either corner order) and their areas, float64."""
+
+    def __init__(self, boxes: np.ndarray) -> None:
+        b = boxes.astype(np.float64).reshape(-1, 4)
+        self.ymin, self.ymax = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
+        self.xmin, self.xmax = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+        self.area = (self.ymax - self.ymin) * (self.xmax - self.xmin)
+
+    def iou(self, i: int, others: np.ndarray) -> np.ndarray:
+        """Intersection over union of box ``i`` with each box in ``others`` (0 where an area is <= 0)."""
+        h = np.maximum(np.minimum(self.ymax[i], self.ymax[others]) - np.maximum(self.ymin[i], self.ymin[others]), 0.0)
+        w = np.maximum(np.minimum(self.xmax[i], self.xmax[others]) - np.maximum(self.xmin[i], self.xmin[others]), 0.0)
+        inter = h * w
+        iou = inter / (self.area[i] + self.area[others] - inter)
+        return np.where((self.area[i] <= 0) | (self.area[others] <= 0), 0.0, iou)
+
+
+def _beats(value: np.ndarray, index: np.ndarray, best_value: float, best_index: int) -> np.ndarray:
+    """Whether each ``(value, index)`` comes before ``(best_value, best_index)`` in TF.js's heap order."""
+    return (value > best_value) | ((value == best_value) & (index < best_index))
+
+
+def _refresh(ids: np.ndarray, key: np.ndarray, fresh: np.ndarray) -> None:
+    """Bring stale scores up to date in the order TF.js's candidate heap pops them (in place).
+
+    TF.js decays a candidate's score only when it reaches the top of the heap, then puts it back;
+    the first candidate whose score did not change is selected. ``key`` is the score the heap
+    holds, ``fresh`` the decayed one. When no decay raised a score (scores >= 0), updating every
+    candidate at once selects the same box. Otherwise the stale candidates are taken best key
+    first for as long as their key beats every up-to-date one (decay raises negative scores).
+    """
+    stale = np.flatnonzero(fresh != key)
+    if stale.size == 0:
+        return
+    if np.all(fresh[stale] <= key[stale]):
+        key[stale] = fresh[stale]
+        return
+    current = np.flatnonzero(fresh == key)
+    if current.size:  # only stale keys above the best up-to-date one can reach the top
+        top = current[np.argmax(key[current])]
+        stale = stale[_beats(key[stale], ids[stale], key[top], ids[top])]
+    stale = stale[np.lexsort((ids[stale], -key[stale]))]  # heap order: best score, then smaller index
+    n = stale.size
+    values = np.concatenate([key[stale], fresh[stale], key[top : top + 1] if current.size else []])
+    owners = np.concatenate([ids[stale], ids[stale], ids[top : top + 1] if current.size else []])
+    rank = np.empty(values.size, np.int64)
+    rank[np.lexsort((owners, -values))] = np.arange(values.size)  # 0: the best (score, -index)
+    best_up_to_date = rank[2 * n] if current.size else values.size
+    before = np.minimum.accumulate(np.concatenate([[best_up_to_date], rank[n : 2 * n]]))[:-1]
+    popped = np.logical_and.accumulate(rank[:n] < before)
+    key[stale[popped]] = fresh[stale[popped]]
+
+
+def suppress(
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    max_output_size: int,
+    iou_threshold: float,
+    score_threshold: float,
+    soft_nms_sigma: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The selected box indices and their (possibly decayed) scores, in order of selection.
+
+    A candidate is dropped when its IoU with a selected box is >= ``iou_threshold``; otherwise
+    soft-NMS (``soft_nms_sigma`` > 0) multiplies its score by ``exp(-0.5 * iou**2 / sigma)`` and
+    drops it once the score is <= ``score_threshold``.
+    """
+    s = scores.astype(np.float64).reshape(-1)
+    ids = np.flatnonzero(s > score_threshold)  # candidates, in index order
+    key = s[ids]
+    fresh = key.copy()
+    geometry = _Boxes(boxes)
+    scale = -0.5 / soft_nms_sigma if soft_nms_sigma > 0 else 0.0
+    selected: list[int] = []
+    selected_scores: list[float] = []
+    while len(selected) < max_output_size and ids.size:
+        _refresh(ids, key, fresh)
+        k = int(np.argmax(key))  # the first maximum: the smallest index among equal scores
+        i = int(ids[k])
+        selected.append(i)
+        selected_scores.append(float(key[k]))
+        ids, key, fresh = np.delete(ids, k), np.delete(key, k), np.delete(fresh, k)
+        iou = geometry.iou(i, ids)
+        fresh = fresh * np.where(iou <= iou_threshold, np.exp(scale * iou * iou), 0.0)
+        alive = ~(iou >= iou_threshold) & (fresh > score_threshold)
+        ids, key, fresh = ids[alive], key[alive], fresh[alive]
+    return np.array(selected, np.int32), np.array(selected_scores, np.float64)
+
+
+def _inputs(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray]:
+    boxes, scores = inputs
+    return values_of(backend, boxes), values_of(backend, scores)
+
+
+@cpu_kernel("NonMaxSuppressionV3")
+def non_max_suppression_v3(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Indices (int32) of the boxes kept by greedy NMS."""
+    boxes, scores = _inputs(backend, inputs)
+    idx, _ = suppress(
+        boxes, scores, int(attrs["max_output_size"]), float(attrs["iou_threshold"]), float(attrs["score_threshold"])
+    )
+    return out(backend, idx, "int32")
+
+
+@cpu_kernel("NonMaxSuppressionV4")
+def non_max_suppression_v4(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """Kept indices, zero-padded to ``max_output_size`` when asked, and how many are valid (int32 scalar)."""
+    boxes, scores = _inputs(backend, inputs)
+    max_out = int(attrs["max_output_size"])
+    idx, _ = suppress(boxes, scores, max_out, float(attrs["iou_threshold"]), float(attrs["score_threshold"]))
+    valid = idx.size
+    if attrs.get("pad_to_max_output_size", False) and max_out > valid:
+        idx = np.concatenate([idx, np.zeros(max_out - valid, np.int32)])
+    return [out(backend, idx, "int32"), out(backend, np.array(valid, np.int32), "int32")]
+
+
+@cpu_kernel("NonMaxSuppressionV5")
+def non_max_suppression_v5(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """Kept indices (int32) and their scores (float32), decayed by soft-NMS when ``soft_nms_sigma`` > 0."""
+    boxes, scores = _inputs(backend, inputs)
+    idx, kept = suppress(
+        boxes,
+        scores,
+        int(attrs["max_output_size"]),
+        float(attrs["iou_threshold"]),
+        float(attrs["score_threshold"]),
+        float(attrs.get("soft_nms_sigma", 0.0)),
+    )
+    return [out(backend, idx, "int32"), out(backend, kept, "float32")]
