@@ -1,12 +1,15 @@
-"""Matrix products."""
+"""Matrices: products (mat_mul, dot, outer_product), diag, and vector and matrix norms."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
+from ..core.dtypes import upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import binary_inputs, broadcast_shape, dispose_temps
+from .convert import binary_inputs, broadcast_shape, converted, dispose_temps, normalize_axis, to_tensor
 
 
 def mat_mul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
@@ -34,6 +37,187 @@ def mat_mul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False
         dispose_temps(temps)
 
 
-__all__ = ["mat_mul"]
+# ----------------------------------------------------------------------------- products of vectors
 
-CHAINED = [mat_mul]  # also Tensor methods: x.mat_mul(...)
+
+def _operands(a: Any, b: Any, names: tuple[str, str], op: str) -> tuple[Tensor, Tensor, list[Tensor]]:
+    """Two numeric tensors of one dtype (upcast, as TF.js's matMul does), and the temporaries made."""
+    temps: list[Tensor] = []
+    try:
+        ts = []
+        for x, name in zip((a, b), names, strict=True):
+            t = to_tensor(x, name, op)
+            if t is not x:
+                temps.append(t)
+            if t.dtype == "string":
+                raise TypeError(f"{op}: argument '{name}' must be numeric, got a string tensor")
+            ts.append(t)
+        dtype = upcast_type(ts[0].dtype, ts[1].dtype)
+        for i, t in enumerate(ts):
+            if t.dtype != dtype:
+                ts[i] = ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+                temps.append(ts[i])
+        return ts[0], ts[1], temps
+    except BaseException:
+        dispose_temps(temps)
+        raise
+
+
+def _product(a: Tensor, b: Tensor, shape_a: tuple, shape_b: tuple, shape_out: tuple) -> Tensor:
+    """``a @ b`` with both viewed as matrices, the result viewed as ``shape_out``."""
+    a2 = ENGINE.run_kernel("Reshape", (a,), {"shape": shape_a})
+    b2 = ENGINE.run_kernel("Reshape", (b,), {"shape": shape_b})
+    try:
+        product = ENGINE.run_kernel("BatchMatMul", (a2, b2), {"transpose_a": False, "transpose_b": False})
+    finally:
+        dispose_temps([a2, b2])
+    if product.shape == shape_out:
+        return product
+    result = ENGINE.run_kernel("Reshape", (product,), {"shape": shape_out})
+    product.dispose()
+    return result
+
+
+def dot(t1: Any, t2: Any) -> Tensor:
+    """Dot product of two vectors or matrices (rank 1 or 2): vector.vector is a scalar."""
+    a, b, temps = _operands(t1, t2, ("t1", "t2"), "dot")
+    try:
+        if a.rank not in (1, 2) or b.rank not in (1, 2):
+            raise ValueError(f"dot: inputs must all be rank 1 or 2, got ranks {a.rank} and {b.rank}")
+        inner_a = a.shape[-1]
+        inner_b = b.shape[0]
+        if inner_a != inner_b:
+            raise ValueError(
+                f"dot: inner dimensions of inputs must match, got {inner_a} and {inner_b} "
+                f"(t1.shape={list(a.shape)}, t2.shape={list(b.shape)})"
+            )
+        shape_a = a.shape if a.rank == 2 else (1, inner_a)
+        shape_b = b.shape if b.rank == 2 else (inner_b, 1)
+        shape_out = a.shape[:-1] + b.shape[1:]  # drops the axes the vectors had no room for
+        return _product(a, b, shape_a, shape_b, shape_out)
+    finally:
+        dispose_temps(temps)
+
+
+def outer_product(v1: Any, v2: Any) -> Tensor:
+    """The outer product of two vectors: ``v1[i] * v2[j]`` in a ``[len(v1), len(v2)]`` matrix."""
+    a, b, temps = _operands(v1, v2, ("v1", "v2"), "outer_product")
+    try:
+        if a.rank != 1 or b.rank != 1:
+            raise ValueError(f"outer_product: inputs must be rank 1, got ranks {a.rank} and {b.rank}")
+        n, m = a.shape[0], b.shape[0]
+        return _product(a, b, (n, 1), (1, m), (n, m))
+    finally:
+        dispose_temps(temps)
+
+
+def diag(x: Any) -> Tensor:
+    """A tensor of shape ``x.shape + x.shape`` with the values of ``x`` on its diagonal."""
+    with converted(x, "x", "diag") as t:
+        if t.dtype == "string":
+            raise TypeError("diag: argument 'x' must be numeric, got a string tensor")
+        return ENGINE.run_kernel("Diag", (t,), None)
+
+
+# ----------------------------------------------------------------------------- norms
+
+Ord = float | str
+
+
+def _abs(t: Tensor) -> Tensor:
+    return ENGINE.run_kernel("ComplexAbs" if t.dtype == "complex64" else "Abs", (t,), None)
+
+
+def _reduce(kernel: str, t: Tensor, axes: tuple[int, ...]) -> Tensor:
+    return ENGINE.run_kernel(kernel, (t,), {"axis": axes, "keep_dims": False})
+
+
+def _sqrt(t: Tensor, ord: Ord, op: str) -> Tensor:  # noqa: A002
+    if t.dtype != "float32":  # TF.js's sqrt takes float32 only
+        raise TypeError(f"{op}: ord {ord!r} takes a square root, which needs float32 input, got {t.dtype}")
+    return ENGINE.run_kernel("Sqrt", (t,), None)
+
+
+def _bad_ord(ord: Ord, kind: str, op: str) -> ValueError:  # noqa: A002
+    allowed = "1, 2, 'euclidean', inf, -inf" if kind == "vector" else "1, 'euclidean', 'fro', inf, -inf"
+    return ValueError(f"{op}: invalid ord {ord!r} for a {kind} norm (expected one of {allowed})")
+
+
+def _norm(t: Tensor, ord: Ord, axis: Any, op: str) -> Tensor:  # noqa: A002
+    """The norm; runs inside a tidy scope, so temporaries need no care here."""
+    if t.rank == 0:
+        return _abs(t)
+    is_list = isinstance(axis, list | tuple)
+    if t.rank == 1 or axis is None or not is_list or len(axis) == 1:  # no axis: all values as one vector
+        axes = _axes(axis, t.rank, op)
+        if ord == 1:
+            return _reduce("Sum", _abs(t), axes)
+        if ord == math.inf:
+            return _reduce("Max", _abs(t), axes)
+        if ord == -math.inf:
+            return _reduce("Min", _abs(t), axes)
+        if ord in ("euclidean", 2):
+            squared = ENGINE.run_kernel("Square", (_abs(t),), None)
+            return _sqrt(_reduce("Sum", squared, axes), ord, op)
+        raise _bad_ord(ord, "vector", op)
+    if len(axis) == 2:
+        rows, cols = _axes(axis, t.rank, op, keep_order=True)
+        if ord == 1:  # the largest column sum: sum the rows away, then the largest over the columns
+            return _reduce("Max", _reduce("Sum", _abs(t), (rows,)), (cols - (cols > rows),))
+        if ord in (math.inf, -math.inf):  # the largest (smallest) row sum
+            kernel = "Max" if ord == math.inf else "Min"
+            return _reduce(kernel, _reduce("Sum", _abs(t), (cols,)), (rows - (rows > cols),))
+        if ord in ("fro", "euclidean"):
+            magnitude = _abs(t) if t.dtype == "complex64" else t
+            squared = ENGINE.run_kernel("Square", (magnitude,), None)
+            return _sqrt(_reduce("Sum", squared, tuple(sorted((rows, cols)))), ord, op)
+        raise _bad_ord(ord, "matrix", op)
+    raise ValueError(f"{op}: invalid axis {list(axis)}: give None, one axis or two axes (a matrix norm)")
+
+
+def _axes(axis: Any, rank: int, op: str, keep_order: bool = False) -> tuple[int, ...]:
+    """``axis`` as non-negative axes (all of them for None); duplicates are refused."""
+    if axis is None:
+        return tuple(range(rank))
+    items = list(axis) if isinstance(axis, list | tuple) else [axis]
+    axes = tuple(normalize_axis(a, rank, op) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: argument 'axis' {items} has duplicate axes")
+    return axes if keep_order else tuple(sorted(axes))
+
+
+def _norm_op(x: Any, ord: Ord, axis: Any, keep_dims: bool, op: str) -> Tensor:  # noqa: A002
+    with converted(x, "x", op) as t:
+        if t.dtype == "string":
+            raise TypeError(f"{op}: argument 'x' must be numeric, got a string tensor")
+
+        def run() -> Tensor:
+            result = _norm(t, ord, axis, op)
+            if not keep_dims:
+                return result
+            axes = _axes(axis, t.rank, op)
+            shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
+            return ENGINE.run_kernel("Reshape", (result,), {"shape": shape})
+
+        return ENGINE.tidy(None, run, (), {})
+
+
+def norm(
+    x: Any,
+    ord: Ord = "euclidean",  # noqa: A002 - TF.js's name
+    axis: int | Sequence[int] | None = None,
+    keep_dims: bool = False,
+) -> Tensor:
+    """Vector norm (ord 1, 2, 'euclidean', inf, -inf) over one axis or all values, or matrix norm
+    (ord 1, 'fro', 'euclidean', inf, -inf) over two axes."""
+    return _norm_op(x, ord, axis, keep_dims, "norm")
+
+
+def euclidean_norm(x: Any, axis: int | Sequence[int] | None = None, keep_dims: bool = False) -> Tensor:
+    """``norm(x, 'euclidean', axis, keep_dims)``."""
+    return _norm_op(x, "euclidean", axis, keep_dims, "euclidean_norm")
+
+
+__all__ = ["mat_mul", "dot", "outer_product", "diag", "norm", "euclidean_norm"]
+
+CHAINED = [mat_mul, dot, norm, euclidean_norm]  # also Tensor methods: x.mat_mul(...)

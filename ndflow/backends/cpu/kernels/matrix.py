@@ -1,4 +1,4 @@
-"""Matrix products: BatchMatMul (batch dims broadcast)."""
+"""Matrices: BatchMatMul (batch dims broadcast), Diag, MatrixBandPart."""
 
 from __future__ import annotations
 
@@ -18,3 +18,32 @@ def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     if attrs.get("transpose_b"):
         vb = np.swapaxes(vb, -1, -2)
     return out(backend, np.matmul(va, vb), a.dtype)
+
+
+@cpu_kernel("Diag")
+def diag(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """The values of ``x`` on the diagonal of a ``x.shape + x.shape`` tensor, zeros elsewhere."""
+    (x,) = inputs
+    flat = values_of(backend, x).reshape(-1)
+    n = flat.size
+    result = np.zeros((n, n), dtype=flat.dtype)
+    result.reshape(-1)[:: n + 1] = flat  # the diagonal of an n x n matrix is every (n + 1)-th value
+    return out(backend, result.reshape(x.shape + x.shape), x.dtype)
+
+
+def _bound(backend: CPUBackend, t: object, full: int) -> int:
+    """A band bound from its int32 scalar tensor; a negative bound keeps the whole triangle."""
+    value = int(values_of(backend, t).reshape(-1)[0])
+    return full if value < 0 else min(value, full)
+
+
+@cpu_kernel("MatrixBandPart")
+def matrix_band_part(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """Keep ``num_lower`` sub- and ``num_upper`` super-diagonals of each innermost matrix; zero the rest."""
+    x, num_lower, num_upper = inputs
+    values = values_of(backend, x)
+    m, n = x.shape[-2:]
+    lower, upper = _bound(backend, num_lower, m), _bound(backend, num_upper, n)
+    offset = np.arange(m)[:, None] - np.arange(n)[None, :]  # row - column
+    in_band = (offset <= lower) & (-offset <= upper)
+    return out(backend, np.where(in_band, values, np.zeros((), values.dtype)), x.dtype)
