@@ -33,6 +33,7 @@ from .core.kernel_registry import get_gradient, get_kernel, get_kernels_for_back
 from .core.profiler import ComputationError
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
+from .gradients import custom_grad, grad, grads, value_and_grad, value_and_grads, variable_grads
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .version import __version__
@@ -53,5 +54,6 @@ __all__ = [
     "enable_debug_mode", "enable_prod_mode", "engine", "env", "find_backend", "get_backend", "get_gradient",
     "get_kernel", "get_kernels_for_backend", "keep", "memory", "next_frame", "profile", "ready",
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
-    "upcast_type", *_ops_all,
+    "upcast_type", "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
+    *_ops_all,
 ]  # fmt: skip

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import logging
+import sys
+from pathlib import Path
 
 import pytest
+
+# Shared test helpers (oracle_cases, grad_cases) are importable from every test directory.
+for _helpers in ("ops", "gradients"):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _helpers))
 
 import ndflow as nf
 from ndflow.core.engine import ENGINE

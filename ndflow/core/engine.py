@@ -22,7 +22,7 @@ from .backend import Backend
 from .containers import walk_tensors
 from .dtypes import BYTES_PER_ELEMENT, nbytes
 from .flags import env
-from .kernel_registry import KernelConfig, kernel_table
+from .kernel_registry import KernelConfig, get_gradient, kernel_table
 from .profiler import (
     KernelProfile,
     MemoryInfo,
@@ -32,6 +32,7 @@ from .profiler import (
     ensure_visible_logging,
     log_kernel,
 )
+from .tape import TapeNode, saved_tensors
 from .tensor import Tensor, Variable
 
 logger = logging.getLogger("ndflow")
@@ -83,6 +84,12 @@ class Engine:
         self.prod = False
         self._profiles: list[ProfileInfo] = []
         self._slow = False
+
+        # The gradient tape: on while a gradient function runs (TF.js's gradientDepth).
+        self.gradient_depth = 0
+        self.kernel_depth = 0
+        self.tape: list[TapeNode] | None = None
+        self._next_node_id = itertools.count(0).__next__
         tensor_module.ENGINE = self
 
     # -- modes -----------------------------------------------------------------------------------
@@ -100,7 +107,7 @@ class Engine:
         self.prod = bool(value)
 
     def _update_slow(self) -> None:
-        self._slow = self.debug or bool(self._profiles)
+        self._slow = self.debug or bool(self._profiles) or self.gradient_depth > 0
 
     # -- backends --------------------------------------------------------------------------------
     def register_backend(self, name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
@@ -278,6 +285,8 @@ class Engine:
                 except Exception:
                     self.dispose(tensors)
                     raise
+        if self.gradient_depth > 0 and self.kernel_depth == 0:
+            self.record(config.kernel_name, inputs, tensors, attrs)
         for profile in self._profiles:
             profile.kernels.append(
                 KernelProfile(
@@ -293,6 +302,57 @@ class Engine:
             )
             profile.peak_bytes = max(profile.peak_bytes, self.num_bytes)
         return tensors if raw.__class__ is list else tensors[0]
+
+    # -- gradient tape ---------------------------------------------------------------------------
+    def start_tape(self) -> None:
+        self.gradient_depth += 1
+        if self.gradient_depth == 1:
+            self.tape = []
+        self._update_slow()
+
+    def end_tape(self) -> None:
+        self.gradient_depth -= 1
+        self._update_slow()
+
+    def dispose_tape(self) -> None:
+        """Free what the tape saved for the backward pass, once the outermost gradient is done."""
+        if self.gradient_depth == 0 and self.tape is not None:
+            for node in self.tape:
+                for t in node.saved:
+                    self.dispose_tensor(t)
+            self.tape = None
+
+    def _tape_clone(self, t: Tensor) -> Tensor:
+        """A kept tensor sharing ``t``'s data, held by the tape (not by any scope)."""
+        t._info.backend.inc_ref(t.data_id)
+        clone = Tensor(t.shape, t.dtype, t.data_id, self._next_tensor_id(), t._info)
+        clone.kept = True
+        self.num_tensors += 1
+        return clone
+
+    def record(
+        self,
+        kernel_name: str,
+        inputs: tuple[Tensor, ...],
+        outputs: list[Tensor],
+        attrs: dict[str, Any] | None,
+        grad_func: Any = None,
+        saved: list[Tensor] | None = None,
+    ) -> None:
+        """Add a node to the tape: the kernel's registered gradient, or ``grad_func`` (custom_grad)."""
+        if grad_func is None:
+            config = get_gradient(kernel_name)
+            grad_func = config.grad_func if config is not None else None
+            saved = saved_tensors(config, inputs, outputs)
+        kept = []
+        identity = get_gradient("Identity")
+        for t in saved or ():
+            clone = self._tape_clone(t)
+            kept.append(clone)
+            # Link the clone to its original, so that higher-order gradients flow through saved values.
+            grad_identity = identity.grad_func if identity is not None else None
+            self.tape.append(TapeNode(self._next_node_id(), "Identity", (t,), [clone], None, [], grad_identity))
+        self.tape.append(TapeNode(self._next_node_id(), kernel_name, inputs, outputs, attrs, kept, grad_func))
 
     # -- scopes ----------------------------------------------------------------------------------
     def start_scope(self, name: str | None = None) -> Scope:
@@ -433,6 +493,9 @@ class Engine:
         self._scopes.clear()
         self.active_scope = None
         self.variables.clear()
+        self.gradient_depth = self.kernel_depth = 0
+        self.tape = None
+        self._update_slow()
 
 
 ENGINE = Engine()

@@ -1,0 +1,248 @@
+"""Autodiff API with TF.js's calling conventions: ``grad``, ``grads``, ``value_and_grad(s)``,
+``variable_grads``, ``custom_grad``.
+
+``nf.grads(f)([x, y], dy=None)`` returns a list; ``nf.grad(f)(x, dy=None)`` returns one tensor.
+Without ``dy`` the result is seeded with ones, as in TF.js (so ``grad(lambda x: x.square())`` is
+``2x`` element-wise, and ``grad(grad(f))`` works); ``variable_grads`` requires a scalar.
+While ``f`` runs, the engine records every kernel on its tape; the backward pass then runs each
+kernel's registered gradient (``ndflow/gradients/<family>.py``) in reverse. Everything the tape
+saved is freed when the outermost gradient call returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from ..core.engine import ENGINE
+from ..core.tape import backpropagate, filter_tape
+from ..core.tensor import Tensor, Variable
+from ..ops.convert import to_tensor
+
+
+class ValueAndGrad(NamedTuple):
+    value: Tensor
+    grad: Tensor
+
+
+class ValueAndGrads(NamedTuple):
+    value: Tensor
+    grads: list[Tensor]
+
+
+class VariableGrads(NamedTuple):
+    value: Tensor
+    grads: dict[str, Tensor]
+
+
+def _zeros(shape: tuple[int, ...], dtype: str) -> Tensor:
+    from ..ops import zeros
+
+    return zeros(shape, dtype)
+
+
+def _add(a: Tensor, b: Tensor) -> Tensor:
+    return ENGINE.run_kernel("Add", (a, b), None)
+
+
+def gradients(
+    f: Callable[[], Tensor],
+    xs: Sequence[Tensor],
+    dy: Tensor | None = None,
+    allow_no_gradients: bool = False,
+    op: str = "grads",
+) -> tuple[Tensor, list[Tensor | None]]:
+    """``y = f()`` and dy/dx for each x in ``xs`` (None where y does not depend on x, if allowed)."""
+    if not xs:
+        raise ValueError(f"{op}: the list of tensors to differentiate with respect to is empty")
+    if dy is not None and dy.dtype != "float32":
+        raise TypeError(f"{op}: dy must be float32, got {dy.dtype}")
+
+    def run() -> tuple[Tensor, list[Tensor | None]]:
+        ENGINE.start_tape()
+        try:
+            y = ENGINE.tidy("forward", f, (), {})
+        finally:
+            ENGINE.end_tape()
+        if not isinstance(y, Tensor):
+            ENGINE.dispose(y)
+            raise TypeError(f"{op}: f must return a Tensor, got {type(y).__name__}")
+        tape = filter_tape(ENGINE.tape or [], xs, y)
+        if not tape and not allow_no_gradients:
+            raise ValueError(
+                f"{op}: cannot compute the gradient of y=f(x) with respect to x: y does not depend on x "
+                "(make sure f runs every op that leads from x to y)"
+            )
+
+        def backward() -> tuple[Tensor, list[Tensor | None]]:
+            if dy is None:
+                from ..ops import ones_like
+
+                seed = ones_like(y)
+            else:
+                if dy.shape != y.shape:
+                    raise ValueError(f"{op}: dy has shape {list(dy.shape)} but y=f(x) has shape {list(y.shape)}")
+                seed = dy
+            accumulated = {y.id: seed}
+            scope = ENGINE.active_scope.id
+            backpropagate(accumulated, tape, lambda fn: ENGINE.tidy(None, fn, (), {}), _add, _zeros, scope)
+            return y, [accumulated.get(x.id) for x in xs]
+
+        try:
+            return ENGINE.tidy("backward", backward, (), {})
+        finally:
+            ENGINE.dispose_tape()
+
+    try:
+        return ENGINE.tidy("gradients", run, (), {})
+    finally:
+        ENGINE.dispose_tape()
+
+
+def _check_grads(grads: list[Tensor | None], op: str) -> list[Tensor]:
+    if any(g is None for g in grads):
+        raise ValueError(
+            f"{op}: one of the x's is not connected to y=f(x); make sure f uses every argument it is given"
+        )
+    return grads  # type: ignore[return-value]
+
+
+def _inputs(args: Any, op: str) -> list[Tensor]:
+    if isinstance(args, Tensor) or not isinstance(args, list | tuple):
+        raise TypeError(f"{op}: the arguments must be a list of tensors, got {type(args).__name__}")
+    return [_arg(a, f"args[{i}]", op) for i, a in enumerate(args)]
+
+
+def _arg(x: Any, name: str, op: str) -> Tensor:
+    if isinstance(x, Tensor):
+        x.throw_if_disposed()
+        return x
+    if isinstance(x, float | int | list | tuple) and not isinstance(x, bool):
+        return to_tensor(x, name, op)
+    raise TypeError(f"{op}: argument '{name}' must be a Tensor or numbers, got {type(x).__name__}")
+
+
+def _dy(dy: Any, op: str) -> Tensor | None:
+    return None if dy is None else _arg(dy, "dy", op)
+
+
+def value_and_grads(f: Callable[..., Tensor]) -> Callable[..., ValueAndGrads]:
+    """``f(*xs)`` and its gradients with respect to each of ``xs``: ``value_and_grads(f)([x, y])``."""
+
+    def run(args: Sequence[Any], dy: Any = None) -> ValueAndGrads:
+        xs, d = _inputs(args, "value_and_grads"), _dy(dy, "value_and_grads")
+        value, grads = gradients(lambda: f(*xs), xs, d, op="value_and_grads")
+        return ValueAndGrads(value, _check_grads(grads, "value_and_grads"))
+
+    return run
+
+
+def grads(f: Callable[..., Tensor]) -> Callable[..., list[Tensor]]:
+    """The gradients of ``f`` with respect to each argument: ``grads(f)([x, y], dy=None)`` -> list."""
+
+    def run(args: Sequence[Any], dy: Any = None) -> list[Tensor]:
+        xs, d = _inputs(args, "grads"), _dy(dy, "grads")
+        value, gs = gradients(lambda: f(*xs), xs, d, op="grads")
+        try:
+            return _check_grads(gs, "grads")
+        except ValueError:
+            ENGINE.dispose(gs)
+            raise
+        finally:
+            value.dispose()
+
+    return run
+
+
+def value_and_grad(f: Callable[[Tensor], Tensor]) -> Callable[..., ValueAndGrad]:
+    """``f(x)`` and df/dx: ``value_and_grad(f)(x, dy=None)``."""
+
+    def run(x: Any, dy: Any = None) -> ValueAndGrad:
+        x, d = _arg(x, "x", "value_and_grad"), _dy(dy, "value_and_grad")
+        value, gs = gradients(lambda: f(x), [x], d, op="value_and_grad")
+        return ValueAndGrad(value, _check_grads(gs, "value_and_grad")[0])
+
+    return run
+
+
+def grad(f: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
+    """df/dx as a function of x: ``grad(f)(x, dy=None)``; nest for higher orders: ``grad(grad(f))``."""
+
+    def run(x: Any, dy: Any = None) -> Tensor:
+        x, d = _arg(x, "x", "grad"), _dy(dy, "grad")
+        value, gs = gradients(lambda: f(x), [x], d, op="grad")
+        try:
+            return _check_grads(gs, "grad")[0]
+        except ValueError:
+            ENGINE.dispose(gs)
+            raise
+        finally:
+            value.dispose()
+
+    return run
+
+
+def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None = None) -> VariableGrads:
+    """The scalar ``f()`` and its gradients with respect to trainable variables, by variable name."""
+    if var_list is None:
+        var_list = [v for v in ENGINE.variables.values() if v.trainable]
+    else:
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise TypeError(f"variable_grads: var_list must hold Variables, got {type(v).__name__}")
+            v.throw_if_disposed()
+        var_list = [v for v in var_list if v.trainable]
+    if not var_list:
+        raise ValueError("variable_grads: there are no trainable variables to differentiate with respect to")
+    value, gs = gradients(f, var_list, None, allow_no_gradients=True, op="variable_grads")
+    if value.rank != 0:
+        ENGINE.dispose([value, gs])
+        raise ValueError(f"variable_grads: f must return a scalar, got shape {list(value.shape)}")
+    if all(g is None for g in gs):
+        value.dispose()
+        raise ValueError(
+            "variable_grads: no variable is connected to the result of f; make sure f uses the variables"
+        )
+    return VariableGrads(value, {v.name: g for v, g in zip(var_list, gs, strict=True) if g is not None})
+
+
+def custom_grad(f: Callable[..., Any]) -> Callable[..., Tensor]:
+    """Give ``f`` its own gradient. ``f(*inputs, save)`` returns ``{"value": y, "grad_func": g}``
+    (or a ``(y, g)`` tuple); ``g(dy, saved)`` returns one gradient per input. ``save(tensors)``
+    keeps tensors for ``g``, as in TF.js."""
+
+    def run(*inputs: Any) -> Tensor:
+        xs = [_arg(x, f"inputs[{i}]", "custom_grad") for i, x in enumerate(inputs)]
+        saved: list[Tensor] = []
+
+        def save(tensors: Sequence[Tensor]) -> None:
+            saved.extend(tensors)
+
+        ENGINE.kernel_depth += 1  # the ops inside f are not recorded: the custom gradient replaces them
+        try:
+            result = f(*xs, save)
+        finally:
+            ENGINE.kernel_depth -= 1
+        if isinstance(result, dict):
+            value, grad_func = result.get("value"), result.get("grad_func")
+        elif isinstance(result, tuple) and len(result) == 2:
+            value, grad_func = result
+        else:
+            raise TypeError("custom_grad: f must return {'value': tensor, 'grad_func': fn} or (value, fn)")
+        if not isinstance(value, Tensor) or not callable(grad_func):
+            raise TypeError("custom_grad: f must return a Tensor value and a callable grad_func")
+        if ENGINE.gradient_depth > 0 and ENGINE.kernel_depth == 0:
+
+            def node_grad(dy: Tensor, kept: list[Tensor], attrs: dict) -> list[Any]:
+                dxs = grad_func(dy, kept)
+                dxs = list(dxs) if isinstance(dxs, list | tuple) else [dxs]
+                if len(dxs) != len(xs):
+                    raise ValueError(
+                        f"custom_grad: grad_func returned {len(dxs)} gradients for {len(xs)} inputs"
+                    )
+                return [(lambda g=g: g) for g in dxs]
+
+            ENGINE.record("CustomGradient", tuple(xs), [value], None, node_grad, saved)
+        return value
+
+    return run

@@ -1,0 +1,54 @@
+"""Gradients of reductions: Sum, Mean, Max, Min, ArgMax (no gradient flows through an index)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.kernel_registry import register_gradient
+from ..core.tensor import Tensor
+from ..ops import broadcast_to, cast, div, equal, mul, reshape, zeros_like
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[int]:
+    return [1 if i in axes else d for i, d in enumerate(shape)]
+
+
+def _sum(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    (x,) = saved
+    return [lambda: broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), list(x.shape))]
+
+
+def _mean(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    (x,) = saved
+    count = math.prod(x.shape[a] for a in attrs["axis"])
+
+    def dx() -> Tensor:
+        spread = broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), list(x.shape))
+        return div(spread, float(count))
+
+    return [dx]
+
+
+def _extreme(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    """dy flows to every element equal to the extreme (ties share it, as in TF.js)."""
+    x, y = saved
+
+    def dx() -> Tensor:
+        shape = _kept_shape(x.shape, attrs["axis"])
+        hit = cast(equal(x, reshape(y, shape)), "float32")
+        return mul(broadcast_to(reshape(dy, shape), list(x.shape)), hit)
+
+    return [dx]
+
+
+def _arg(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    (x,) = saved
+    return [lambda: zeros_like(cast(x, "float32"))]
+
+
+register_gradient("Sum", _sum, inputs_to_save=[0])
+register_gradient("Mean", _mean, inputs_to_save=[0])
+register_gradient("Max", _extreme, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient("Min", _extreme, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient("ArgMax", _arg, inputs_to_save=[0])

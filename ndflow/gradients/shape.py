@@ -1,0 +1,46 @@
+"""Gradients of shape and dtype changes: Reshape, ExpandDims, BroadcastTo, Identity, Cast, Transpose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.kernel_registry import register_gradient
+from ..core.tensor import Tensor
+from ..ops import clone, reshape, transpose, zeros_like
+from ._util import unbroadcast
+
+
+def _reshape(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    (x,) = saved
+    return [lambda: reshape(dy, list(x.shape))]
+
+
+def _identity(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    return [lambda: clone(dy)]
+
+
+def _transpose(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    perm = attrs["perm"]
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return [lambda: transpose(dy, inverse)]
+
+
+def _broadcast_to(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    (x,) = saved
+    return [lambda: unbroadcast(dy, x.shape)]
+
+
+def _constant_like(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    return [lambda: zeros_like(dy)]
+
+
+register_gradient("OnesLike", _constant_like)
+register_gradient("ZerosLike", _constant_like)
+register_gradient("BroadcastTo", _broadcast_to, inputs_to_save=[0])
+register_gradient("Reshape", _reshape, inputs_to_save=[0])
+register_gradient("ExpandDims", _reshape, inputs_to_save=[0])
+register_gradient("Identity", _identity)
+register_gradient("Cast", _identity)
+register_gradient("Transpose", _transpose)
