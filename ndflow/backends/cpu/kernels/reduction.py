@@ -1,4 +1,4 @@
-"""Reductions over axes: Sum, Mean, Max, Min, ArgMax."""
+"""Reductions over axes: Sum, Prod, Mean, Max, Min, All, Any, ArgMax, ArgMin."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     axes, keep = _axes(attrs)
     values = values_of(backend, x)
     dtype = "complex64" if x.dtype == "complex64" else "float32"
-    return out(backend, np.mean(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
+    count = np.prod([values.shape[a] for a in axes], dtype=np.int64)
+    total = np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype])
+    # sum / count, as np.mean does, without its warning: an empty mean is 0 / 0 = NaN (TF.js gives 0)
+    return out(backend, total / NUMPY_DTYPE[dtype].type(count), dtype)
 
 
 def _extreme(backend: CPUBackend, inputs: tuple, attrs: dict, fn: np.ufunc) -> Output:
@@ -51,18 +54,51 @@ def min_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _extreme(backend, inputs, attrs, np.minimum)
 
 
-@cpu_kernel("ArgMax")
-def arg_max(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+@cpu_kernel("Prod")
+def prod(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    values = values_of(backend, x)
+    if x.dtype == "float32":  # TF.js multiplies in doubles and rounds once
+        return out(backend, np.prod(values, axis=axes, keepdims=keep, dtype=np.float64), "float32")
+    return out(backend, np.prod(values, axis=axes, keepdims=keep, dtype=np.int32), "int32")
+
+
+@cpu_kernel("All")
+def all_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    return out(backend, np.all(values_of(backend, x), axis=axes, keepdims=keep), "bool")
+
+
+@cpu_kernel("Any")
+def any_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    axes, keep = _axes(attrs)
+    return out(backend, np.any(values_of(backend, x), axis=axes, keepdims=keep), "bool")
+
+
+def _arg(backend: CPUBackend, inputs: tuple, attrs: dict, op: str, find: object, never: float) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
     axis = attrs["axis"]
     if values.shape[axis] == 0:
-        raise ValueError(f"arg_max: cannot reduce an empty axis of shape {list(x.shape)}")
+        raise ValueError(f"{op}: cannot reduce an empty axis of shape {list(x.shape)}")
     if values.dtype.kind != "f":
-        return out(backend, np.argmax(values, axis=axis), "int32")
-    # TF.js keeps the first value unless a later one is strictly greater: NaN never wins,
+        return out(backend, find(values, axis=axis), "int32")
+    # TF.js keeps the first value unless a later one strictly beats it: NaN never wins,
     # except a leading NaN, which nothing beats.
     nan = np.isnan(values)
-    index = np.argmax(np.where(nan, -np.inf, values), axis=axis)
+    index = find(np.where(nan, never, values), axis=axis)
     first_nan = np.take(nan, 0, axis=axis)
     return out(backend, np.where(first_nan, 0, index), "int32")
+
+
+@cpu_kernel("ArgMax")
+def arg_max(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    return _arg(backend, inputs, attrs, "arg_max", np.argmax, -np.inf)
+
+
+@cpu_kernel("ArgMin")
+def arg_min(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    return _arg(backend, inputs, attrs, "arg_min", np.argmin, np.inf)
