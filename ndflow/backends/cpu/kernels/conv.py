@@ -1,0 +1,211 @@
+"""Convolutions (2-D): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, and the n-d helpers they share.
+
+Every convolution runs channels-last: im2col through a strided view of the (padded) input and one
+BLAS matrix product; a 1x1 convolution without padding or strides is a plain matrix product. The
+backward-input pass is the transpose: one matrix product to columns, then col2im (a small loop
+over the filter taps adding vectorised slices). NCHW inputs are transposed in and out.
+
+Attributes (TF.js's, in snake_case): ``strides``, ``pad`` (``'same'``, ``'valid'``, an int or
+explicit pairs), ``data_format`` (``'NHWC'``/``'NCHW'``), ``dilations``, ``dim_rounding_mode``;
+the backprop kernels take ``input_shape`` / ``filter_shape`` too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ....core.conv_util import ConvInfo, conv_info
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out, values_of
+
+# ----------------------------------------------------------------------------- n-d helpers
+
+
+def info_from_attrs(
+    in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool = False
+) -> ConvInfo:
+    """The geometry of a kernel call from TF.js-style attributes."""
+    data_format = attrs.get("data_format") or ("NHWC" if len(in_shape) == 4 else "NDHWC")
+    return conv_info(
+        in_shape,
+        filter_shape,
+        attrs.get("strides", 1),
+        attrs.get("dilations", 1),
+        attrs.get("pad", "valid"),
+        attrs.get("dim_rounding_mode"),
+        depthwise=depthwise,
+        channels_last=data_format in ("NHWC", "NDHWC", "NWC"),
+        op=kernel,
+    )
+
+
+def to_channels_last(a: np.ndarray, info: ConvInfo) -> np.ndarray:
+    return a if info.channels_last else np.moveaxis(a, 1, -1)
+
+
+def from_channels_last(a: np.ndarray, info: ConvInfo) -> np.ndarray:
+    return a if info.channels_last else np.ascontiguousarray(np.moveaxis(a, -1, 1))
+
+
+def needed_size(info: ConvInfo) -> tuple[int, ...]:
+    """Extent of padded input that the windows read, per spatial dimension."""
+    return tuple(
+        (o - 1) * s + (k - 1) * d + 1 if o > 0 else 0
+        for o, s, k, d in zip(info.out_size, info.strides, info.filter_size, info.dilations, strict=True)
+    )
+
+
+def place(src: np.ndarray, sizes: tuple[int, ...], offsets: tuple[int, ...], fill: float = 0) -> np.ndarray:
+    """``dst[p] = src[p - offset]`` over the spatial axes of channels-last arrays; ``fill`` elsewhere.
+
+    Pads (positive offsets) or crops (negative ones). Returns ``src`` itself (maybe a view of it)
+    when no padding is needed.
+    """
+    n = len(sizes)
+    spatial = src.shape[1 : 1 + n]
+    if all(o == 0 for o in offsets) and all(d <= s for d, s in zip(sizes, spatial, strict=True)):
+        return src[(slice(None), *(slice(0, d) for d in sizes))]
+    dst = np.full((src.shape[0], *sizes, src.shape[-1]), fill, dtype=src.dtype)
+    dst_sl, src_sl = [slice(None)], [slice(None)]
+    for d, s, off in zip(sizes, spatial, offsets, strict=True):
+        lo, hi = max(0, off), min(d, s + off)
+        if hi <= lo:
+            return dst
+        dst_sl.append(slice(lo, hi))
+        src_sl.append(slice(lo - off, hi - off))
+    dst[tuple(dst_sl)] = src[tuple(src_sl)]
+    return dst
+
+
+def padded_input(x: np.ndarray, info: ConvInfo, fill: float = 0) -> np.ndarray:
+    """Channels-last input placed so that every window lies inside it (padding with ``fill``)."""
+    return place(x, needed_size(info), tuple(b for b, _ in info.pads), fill)
+
+
+def windows(xp: np.ndarray, info: ConvInfo) -> np.ndarray:
+    """Read-only strided view ``(batch, *out, *filter, channels)`` of the padded input's windows."""
+    st = xp.strides
+    n = len(info.out_size)
+    shape = (xp.shape[0], *info.out_size, *info.filter_size, xp.shape[-1])
+    strides = (
+        st[0],
+        *(st[1 + i] * info.strides[i] for i in range(n)),
+        *(st[1 + i] * info.dilations[i] for i in range(n)),
+        st[-1],
+    )
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def tap_slices(tap: tuple[int, ...], info: ConvInfo) -> tuple[slice, ...]:
+    """Index of the padded input read by filter tap ``tap`` for every output position."""
+    return (
+        slice(None),
+        *(
+            slice(t * d, t * d + (o - 1) * s + 1, s)
+            for t, d, o, s in zip(tap, info.dilations, info.out_size, info.strides, strict=True)
+        ),
+        slice(None),
+    )
+
+
+def im2col(x: np.ndarray, info: ConvInfo) -> np.ndarray:
+    """``(batch * prod(out), prod(filter) * channels)`` matrix of input windows (channels-last ``x``)."""
+    n_rows = x.shape[0] * math.prod(info.out_size)
+    k = math.prod(info.filter_size) * x.shape[-1]
+    if (
+        all(f == 1 for f in info.filter_size)
+        and all(s == 1 for s in info.strides)
+        and all(p == (0, 0) for p in info.pads)
+        and tuple(info.out_size) == tuple(x.shape[1:-1])
+        and x.flags.c_contiguous
+    ):
+        return x.reshape(n_rows, k)  # 1x1 convolution: the input is already the column matrix
+    return np.ascontiguousarray(windows(padded_input(x, info), info)).reshape(n_rows, k)
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, info: ConvInfo) -> np.ndarray:
+    """Channels-last convolution of ``x`` with filter ``w`` (``[*filter, in, out]``) as one matrix product."""
+    out_channels = w.shape[-1]
+    shape = (x.shape[0], *info.out_size, out_channels)
+    if math.prod(shape) == 0:
+        return np.zeros(shape, dtype=np.result_type(x, w))
+    cols = im2col(x, info)
+    return (cols @ w.reshape(-1, out_channels)).reshape(shape)
+
+
+def col2im(cols: np.ndarray, info: ConvInfo, channels: int, dtype: np.dtype) -> np.ndarray:
+    """Sum window columns ``(batch, *out, *filter, channels)`` back onto the (unpadded) input."""
+    n = len(info.out_size)
+    dxp = np.zeros((cols.shape[0], *needed_size(info), channels), dtype=dtype)
+    for tap in itertools.product(*(range(k) for k in info.filter_size)):
+        dxp[tap_slices(tap, info)] += cols[(slice(None),) * (1 + n) + tap]
+    return place(dxp, info.in_size, tuple(-b for b, _ in info.pads))
+
+
+def conv_backprop_input(dy: np.ndarray, w: np.ndarray, info: ConvInfo) -> np.ndarray:
+    """Gradient of :func:`conv_forward` with respect to its input (channels-last ``dy``)."""
+    channels = w.shape[-2]
+    shape = (dy.shape[0], *info.in_size, channels)
+    if math.prod(shape) == 0 or dy.size == 0:
+        return np.zeros(shape, dtype=np.result_type(dy, w))
+    cols = dy.reshape(-1, dy.shape[-1]) @ w.reshape(-1, w.shape[-1]).T
+    cols = cols.reshape(dy.shape[:-1] + tuple(info.filter_size) + (channels,))
+    return np.ascontiguousarray(col2im(cols, info, channels, cols.dtype))
+
+
+def conv_backprop_filter(x: np.ndarray, dy: np.ndarray, info: ConvInfo, filter_shape: tuple[int, ...]) -> np.ndarray:
+    """Gradient of :func:`conv_forward` with respect to its filter (channels-last ``x`` and ``dy``)."""
+    if x.size == 0 or dy.size == 0:
+        return np.zeros(filter_shape, dtype=np.result_type(x, dy))
+    cols = im2col(x, info)
+    return (cols.T @ dy.reshape(-1, dy.shape[-1])).reshape(filter_shape)
+
+
+def check_dy(dy_shape: tuple[int, ...], info: ConvInfo, kernel: str) -> None:
+    if tuple(dy_shape) != tuple(info.out_shape):
+        raise ValueError(
+            f"{kernel}: dy has shape {list(dy_shape)} but the convolution's output shape is {list(info.out_shape)}"
+        )
+
+
+def values(backend: CPUBackend, t: object, dtype: type = np.float32) -> np.ndarray:
+    v = values_of(backend, t)  # type: ignore[arg-type]
+    return v if v.dtype == dtype else v.astype(dtype)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@cpu_kernel("Conv2D")
+def conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
+    x, f = inputs
+    info = info_from_attrs(x.shape, f.shape, attrs, "Conv2D")
+    y = conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info)
+    return out(backend, from_channels_last(y, info), x.dtype)
+
+
+@cpu_kernel("Conv2DBackpropInput")
+def conv2d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv2D for x (conv2d_transpose)."""
+    dy, f = inputs
+    info = info_from_attrs(tuple(attrs["input_shape"]), f.shape, attrs, "Conv2DBackpropInput")
+    check_dy(dy.shape, info, "Conv2DBackpropInput")
+    dx = conv_backprop_input(to_channels_last(values(backend, dy), info), values(backend, f), info)
+    return out(backend, from_channels_last(dx, info), "float32")
+
+
+@cpu_kernel("Conv2DBackpropFilter")
+def conv2d_backprop_filter(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv2D for its filter."""
+    x, dy = inputs
+    filter_shape = tuple(attrs["filter_shape"])
+    info = info_from_attrs(x.shape, filter_shape, attrs, "Conv2DBackpropFilter")
+    check_dy(dy.shape, info, "Conv2DBackpropFilter")
+    xv = to_channels_last(values(backend, x), info)
+    dw = conv_backprop_filter(xv, to_channels_last(values(backend, dy), info), info, filter_shape)
+    return out(backend, dw, "float32")

@@ -1,0 +1,130 @@
+"""Fused kernels: FusedConv2D, FusedDepthwiseConv2D, _FusedMatMul (+ bias, + activation, in place).
+
+Inputs are ``(x, filter)`` (``(a, b)`` for _FusedMatMul), then ``bias`` when there is one, then the
+PReLU weights when ``activation == 'prelu'``. Attributes: those of the plain kernel plus
+``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``prelu``, ``sigmoid``) and
+``leakyrelu_alpha``. Bias and activation work on the product's own buffer. With NCHW, a 1-D bias
+or 1-D PReLU weights line up with the channels, as in TF.js.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import CPUBackend
+from .common import Output, cpu_kernel, out, values_of
+from .conv import conv_forward, from_channels_last, info_from_attrs, to_channels_last, values
+from .depthwise import depthwise_forward
+
+ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
+
+
+def split_inputs(inputs: tuple, activation: str) -> tuple[tuple, object, object]:
+    """``(main inputs, bias or None, prelu weights or None)`` from a fused kernel's inputs."""
+    main, rest = inputs[:2], list(inputs[2:])
+    prelu = rest.pop() if activation == "prelu" and rest else None
+    bias = rest[0] if rest else None
+    return main, bias, prelu
+
+
+def _channel_aligned(v: np.ndarray, channels_first: bool) -> np.ndarray:
+    """With NCHW, a 1-D vector (of more than one value) runs along the channels."""
+    if channels_first and v.ndim == 1 and v.shape[0] != 1:
+        return v.reshape(-1, 1, 1)
+    return v
+
+
+def add_bias(y: np.ndarray, bias: np.ndarray, channels_first: bool = False) -> np.ndarray:
+    """``y + bias``, in ``y``'s buffer when the bias does not enlarge it."""
+    bias = _channel_aligned(bias, channels_first)
+    if np.broadcast_shapes(y.shape, bias.shape) == y.shape:
+        np.add(y, bias, out=y, casting="unsafe")
+        return y
+    return (y + bias).astype(y.dtype)
+
+
+def _float_work(y: np.ndarray) -> np.ndarray:
+    return y if y.dtype == np.float32 else y.astype(np.float32)
+
+
+def activate(
+    y: np.ndarray, activation: str, alpha: np.ndarray | None, leakyrelu_alpha: float, channels_first: bool = False
+) -> tuple[np.ndarray, str | None]:
+    """Apply a fused activation in place where possible; returns the array and its dtype if it changed.
+
+    Float results as TF.js's cpu kernels: relu, relu6, elu and sigmoid keep an int32 input int32
+    (truncating), leakyrelu and prelu always give float32.
+    """
+    if activation == "linear":
+        return y, None
+    if activation == "relu":
+        return np.maximum(y, 0, out=y), None  # keeps NaN, as TF.js's Math.max
+    if activation == "relu6":
+        return np.clip(y, 0, 6, out=y), None
+    if activation == "elu":
+        if y.dtype.kind != "f":  # exp(v) - 1 lies in (-1, 0) for v < 0: truncated to 0
+            return np.maximum(y, 0, out=y), None
+        return np.expm1(y, out=y, where=y < 0), None
+    if activation == "sigmoid":
+        work = y if y.dtype.kind == "f" else y.astype(np.float64)
+        np.negative(work, out=work)
+        np.exp(work, out=work)
+        work += 1
+        np.reciprocal(work, out=work)
+        return (work if work is y else np.trunc(work).astype(y.dtype)), None
+    if activation == "leakyrelu":
+        y = _float_work(y)
+        return np.multiply(y, np.float32(leakyrelu_alpha), out=y, where=y < 0), "float32"
+    if activation == "prelu":
+        if alpha is None:
+            raise ValueError("activation 'prelu' needs the PReLU weights as the last input")
+        y = _float_work(y)
+        a = _channel_aligned(alpha.astype(np.float32, copy=False), channels_first)  # type: ignore[union-attr]
+        if np.broadcast_shapes(y.shape, a.shape) == y.shape:
+            return np.multiply(y, a, out=y, where=y < 0), "float32"
+        return np.where(y < 0, y * a, y).astype(np.float32), "float32"
+    raise ValueError(f"activation {activation!r} is not one of {list(ACTIVATIONS)}")
+
+
+def _finish(backend: CPUBackend, y: np.ndarray, dtype: str, bias, prelu, attrs: dict, channels_first: bool) -> Output:
+    if bias is not None:
+        y = add_bias(y, values_of(backend, bias), channels_first)
+    activation = attrs.get("activation") or "linear"
+    alpha = values_of(backend, prelu) if prelu is not None else None
+    y, new_dtype = activate(y, activation, alpha, attrs.get("leakyrelu_alpha", 0.2), channels_first)
+    return out(backend, y, new_dtype or dtype)
+
+
+@cpu_kernel("FusedConv2D")
+def fused_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """Conv2D, then ``+ bias``, then the activation, on one output buffer."""
+    (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    info = info_from_attrs(x.shape, f.shape, attrs, "FusedConv2D")
+    y = from_channels_last(conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info), info)
+    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
+
+
+@cpu_kernel("FusedDepthwiseConv2D")
+def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """DepthwiseConv2dNative, then ``+ bias``, then the activation, on one output buffer."""
+    (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    info = info_from_attrs(x.shape, f.shape, attrs, "FusedDepthwiseConv2D", depthwise=True)
+    xv = to_channels_last(values(backend, x), info)
+    y = from_channels_last(depthwise_forward(xv, values(backend, f), info), info)
+    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
+
+
+@cpu_kernel("_FusedMatMul")
+def fused_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation, on one output buffer."""
+    (a, b), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    va = values_of(backend, a)
+    vb = values_of(backend, b)
+    if attrs.get("transpose_a"):
+        va = np.swapaxes(va, -1, -2)
+    if attrs.get("transpose_b"):
+        vb = np.swapaxes(vb, -1, -2)
+    y = np.matmul(va, vb)
+    if not y.flags.writeable or not y.flags.c_contiguous:
+        y = np.ascontiguousarray(y)
+    return _finish(backend, y, a.dtype, bias, prelu, attrs, False)
