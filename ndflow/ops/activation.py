@@ -1,4 +1,5 @@
-"""Activation functions: relu, sigmoid, softmax."""
+"""Activation functions: relu, relu6, elu, selu, leaky_relu, prelu, sigmoid, log_sigmoid,
+softplus, softmax."""
 
 from __future__ import annotations
 
@@ -6,20 +7,70 @@ from typing import Any
 
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import converted, normalize_axis
-from .unary import run_unary
+from .convert import broadcast_shape, converted, normalize_axis
+from .unary import FLOAT, REAL, dtype_error, number_arg, run_typed_unary, run_unary
 
 
 def relu(x: Any) -> Tensor:
-    """max(x, 0); NaN stays NaN."""
-    if isinstance(x, Tensor) and x.dtype == "bool":
-        return ENGINE.run_kernel("Cast", (x,), {"dtype": "int32"})  # as TF.js: relu of bool is int32
+    """max(x, 0); NaN stays NaN; the input's dtype (a bool stays bool, as in TF.js 4.22)."""
     return run_unary("Relu", "relu", x)
+
+
+def relu6(x: Any) -> Tensor:
+    """min(max(x, 0), 6); NaN stays NaN."""
+    return run_typed_unary("Relu6", "relu6", x)
+
+
+def elu(x: Any) -> Tensor:
+    """x where x >= 0, else e ** x - 1 (float32)."""
+    return run_typed_unary("Elu", "elu", x, FLOAT)
+
+
+def selu(x: Any) -> Tensor:
+    """Scaled elu: scale * x where x >= 0, else scale * alpha * (e ** x - 1)."""
+    return run_typed_unary("Selu", "selu", x)
+
+
+def leaky_relu(x: Any, alpha: float = 0.2) -> Tensor:
+    """alpha * x where x < 0, else x; float32 whatever the input."""
+    return run_typed_unary("LeakyRelu", "leaky_relu", x, attrs={"alpha": number_arg(alpha, "leaky_relu", "alpha")})
+
+
+def prelu(x: Any, alpha: Any) -> Tensor:
+    """alpha * x where x < 0, else x, with a tensor ``alpha`` broadcast against ``x``; float32."""
+    with converted(x, "x", "prelu") as t, converted(alpha, "alpha", "prelu") as a:
+        if not ENGINE.prod:
+            for arg, v in (("x", t), ("alpha", a)):
+                if v.dtype not in REAL:
+                    raise dtype_error("prelu", arg, REAL, f"a {v.dtype} tensor")
+            broadcast_shape(t.shape, a.shape, "prelu")
+        return ENGINE.run_kernel("Prelu", (t, a), None)
 
 
 def sigmoid(x: Any) -> Tensor:
     """1 / (1 + e ** -x), float32."""
     return run_unary("Sigmoid", "sigmoid", x, float_only=True)
+
+
+def softplus(x: Any) -> Tensor:
+    """log(1 + e ** x), computed without overflow."""
+    return run_typed_unary("Softplus", "softplus", x)
+
+
+def log_sigmoid(x: Any) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), which TF.js computes exactly so (the input's dtype)."""
+    with converted(x, "x", "log_sigmoid") as t:
+        if not ENGINE.prod and t.dtype not in REAL:
+            raise dtype_error("log_sigmoid", "x", REAL, f"a {t.dtype} tensor")
+        negated = ENGINE.run_kernel("Neg", (t,), None)
+        try:
+            soft = ENGINE.run_kernel("Softplus", (negated,), None)
+        finally:
+            negated.dispose()
+        try:
+            return ENGINE.run_kernel("Neg", (soft,), None)
+        finally:
+            soft.dispose()
 
 
 def softmax(logits: Any, dim: int = -1) -> Tensor:
@@ -33,6 +84,6 @@ def softmax(logits: Any, dim: int = -1) -> Tensor:
         return ENGINE.run_kernel("Softmax", (t,), {"dim": normalize_axis(dim, t.rank, "softmax", "dim")})
 
 
-__all__ = ["relu", "sigmoid", "softmax"]
+__all__ = ["relu", "relu6", "elu", "selu", "leaky_relu", "prelu", "sigmoid", "softplus", "log_sigmoid", "softmax"]
 
-CHAINED = [relu, sigmoid, softmax]  # also Tensor methods: x.relu(...)
+CHAINED = [relu, relu6, elu, selu, leaky_relu, prelu, sigmoid, softplus, log_sigmoid, softmax]  # also Tensor methods

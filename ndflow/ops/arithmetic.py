@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import binary_inputs, broadcast_shape, dispose_temps
+from .convert import binary_inputs, broadcast_shape, converted_list, dispose_temps
 
 TensorLike = Any
 
@@ -45,9 +45,18 @@ def mul(a: TensorLike, b: TensorLike) -> Tensor:
 
 def div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b; two int32 tensors divide with flooring, as in TF.js."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == "int32" and b.dtype == "int32":
-        return run_binary("FloorDiv", "div", a, b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:  # Variables too
+        if a.dtype == "int32":
+            return run_binary("FloorDiv", "div", a, b)
+        if a.dtype == "bool":  # TF.js stores a / b in a bool tensor: true only for true / true
+            return run_binary("LogicalAnd", "div", a, b)
+    elif _is_bool(a) and _is_bool(b):
+        return run_binary("LogicalAnd", "div", a, b)
     return run_binary("RealDiv", "div", a, b)
+
+
+def _is_bool(x: TensorLike) -> bool:
+    return x.dtype == "bool" if isinstance(x, Tensor) else isinstance(x, bool)
 
 
 def real_div(a: TensorLike, b: TensorLike) -> Tensor:
@@ -85,20 +94,75 @@ def squared_difference(a: TensorLike, b: TensorLike) -> Tensor:
     return run_binary("SquaredDifference", "squared_difference", a, b)
 
 
+_REAL = ("float32", "int32", "bool")
+
+
+def _check_real(op: str, a: Tensor, b: Tensor) -> None:
+    """TF.js's cpu kernels for these ops take no complex64 (nor string) tensors."""
+    if a.dtype not in _REAL:
+        raise TypeError(
+            f"{op}: arguments 'a' and 'b' must be real numeric (float32, int32 or bool) tensors, got {a.dtype}"
+        )
+
+
+def atan2(a: TensorLike, b: TensorLike) -> Tensor:
+    """The angle of the point (b, a): arctan(a / b) in the right quadrant, with broadcasting."""
+    if a.__class__ is Tensor and b.__class__ is Tensor and a.dtype == b.dtype and a.dtype in _REAL:
+        if a.shape != b.shape and not ENGINE.prod:
+            broadcast_shape(a.shape, b.shape, "atan2")
+        return ENGINE.run_kernel("Atan2", (a, b), None)
+    a, b, temps = binary_inputs(a, b, "atan2")
+    try:
+        if not ENGINE.prod:
+            _check_real("atan2", a, b)
+            broadcast_shape(a.shape, b.shape, "atan2")
+        return ENGINE.run_kernel("Atan2", (a, b), None)
+    finally:
+        dispose_temps(temps)
+
+
+def div_no_nan(a: TensorLike, b: TensorLike) -> Tensor:
+    """a / b, but 0 where b is 0 (as :func:`div` otherwise: int32 divides with flooring)."""
+    from .logical import equal, where  # composed as TF.js composes it
+
+    a, b, temps = binary_inputs(a, b, "div_no_nan")
+    try:
+        if not ENGINE.prod:
+            _check_real("div_no_nan", a, b)
+            broadcast_shape(a.shape, b.shape, "div_no_nan")
+        q = div(a, b)
+        zero = ENGINE.run_kernel("Fill", (), {"shape": (), "value": 0, "dtype": q.dtype})
+        temps += [q, zero]
+        b_is_zero = equal(b, zero)
+        temps.append(b_is_zero)
+        return where(b_is_zero, zero, q)
+    finally:
+        dispose_temps(temps)
+
+
+def add_n(tensors: list[TensorLike]) -> Tensor:
+    """The element-wise sum of a list of tensors of one dtype and one shape."""
+    with converted_list(tensors, "tensors", "add_n", same_dtype=True) as ts:
+        first = ts[0]
+        for i, t in enumerate(ts):
+            if t.dtype not in _REAL:
+                raise TypeError(
+                    f"add_n: argument 'tensors[{i}]' must be a real numeric (float32, int32 or bool) tensor, "
+                    f"got {t.dtype}"
+                )
+            if t.shape != first.shape:
+                raise ValueError(
+                    f"add_n: all tensors must have the same shape: tensors[{i}].shape={list(t.shape)}, "
+                    f"tensors[0].shape={list(first.shape)}"
+                )
+        return ENGINE.run_kernel("AddN", tuple(ts), None)
+
+
 __all__ = [
     "add", "sub", "mul", "div", "real_div", "floor_div", "mod", "pow", "maximum", "minimum", "squared_difference",
+    "atan2", "div_no_nan", "add_n",
 ]  # fmt: skip
 
 CHAINED = [
-    add,
-    sub,
-    mul,
-    div,
-    real_div,
-    floor_div,
-    mod,
-    pow,
-    maximum,
-    minimum,
-    squared_difference,
-]  # also Tensor methods: x.add(...)
+    add, sub, mul, div, real_div, floor_div, mod, pow, maximum, minimum, squared_difference, atan2, div_no_nan,
+]  # fmt: skip  # also Tensor methods: x.add(...)

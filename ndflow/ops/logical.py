@@ -1,4 +1,4 @@
-"""Comparisons (bool results) and ``where``."""
+"""Comparisons (bool results), logical and bitwise operators, and ``where``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .arithmetic import run_binary
-from .convert import binary_inputs, broadcast_shape, converted, dispose_temps
+from .convert import binary_inputs, broadcast_shape, converted, dispose_temps, to_tensor
+from .unary import dtype_error, run_typed_unary
 
 
 def equal(a: Any, b: Any) -> Tensor:
@@ -21,23 +22,83 @@ def not_equal(a: Any, b: Any) -> Tensor:
 
 
 def greater(a: Any, b: Any) -> Tensor:
-    """a > b element-wise (bool)."""
-    return run_binary("Greater", "greater", a, b)
+    """a > b element-wise (bool); strings compare lexicographically."""
+    return run_binary("Greater", "greater", a, b, numeric=False)
 
 
 def greater_equal(a: Any, b: Any) -> Tensor:
     """a >= b element-wise (bool)."""
-    return run_binary("GreaterEqual", "greater_equal", a, b)
+    return run_binary("GreaterEqual", "greater_equal", a, b, numeric=False)
 
 
 def less(a: Any, b: Any) -> Tensor:
     """a < b element-wise (bool)."""
-    return run_binary("Less", "less", a, b)
+    return run_binary("Less", "less", a, b, numeric=False)
 
 
 def less_equal(a: Any, b: Any) -> Tensor:
     """a <= b element-wise (bool)."""
-    return run_binary("LessEqual", "less_equal", a, b)
+    return run_binary("LessEqual", "less_equal", a, b, numeric=False)
+
+
+def _run_logical(kernel: str, op: str, a: Any, b: Any) -> Tensor:
+    """Two bool tensors (values are read as bool, as TF.js does), broadcast together."""
+    if a.__class__ is Tensor and b.__class__ is Tensor and a.dtype == "bool" and b.dtype == "bool":
+        if a.shape != b.shape and not ENGINE.prod:
+            broadcast_shape(a.shape, b.shape, op)
+        return ENGINE.run_kernel(kernel, (a, b), None)
+    with converted(a, "a", op, "bool") as ta, converted(b, "b", op, "bool") as tb:
+        if not ENGINE.prod:
+            for arg, t in (("a", ta), ("b", tb)):
+                if t.dtype != "bool":
+                    raise dtype_error(op, arg, ("bool",), f"a {t.dtype} tensor")
+            broadcast_shape(ta.shape, tb.shape, op)
+        return ENGINE.run_kernel(kernel, (ta, tb), None)
+
+
+def logical_and(a: Any, b: Any) -> Tensor:
+    """a AND b for bool tensors, with broadcasting."""
+    return _run_logical("LogicalAnd", "logical_and", a, b)
+
+
+def logical_or(a: Any, b: Any) -> Tensor:
+    """a OR b for bool tensors, with broadcasting."""
+    return _run_logical("LogicalOr", "logical_or", a, b)
+
+
+def logical_xor(a: Any, b: Any) -> Tensor:
+    """a XOR b for bool tensors, with broadcasting (TF.js composes it of and/or/not; same values)."""
+    return _run_logical("LogicalXor", "logical_xor", a, b)
+
+
+def logical_not(x: Any) -> Tensor:
+    """NOT x for a bool tensor."""
+    return run_typed_unary("LogicalNot", "logical_not", x, ("bool",))
+
+
+def bitwise_and(x: Any, y: Any) -> Tensor:
+    """x & y bit by bit, for two int32 tensors of one shape (no broadcasting, as TF.js)."""
+    tx = to_tensor(x, "x", "bitwise_and")
+    try:
+        ty = to_tensor(y, "y", "bitwise_and")
+    except BaseException:
+        if tx is not x:
+            tx.dispose()
+        raise
+    try:
+        if not ENGINE.prod:
+            if tx.shape != ty.shape:
+                raise ValueError(
+                    f"bitwise_and: tensors must have the same shape, got x.shape={list(tx.shape)} "
+                    f"and y.shape={list(ty.shape)}"
+                )
+            if tx.dtype != "int32" or ty.dtype != "int32":
+                raise TypeError(
+                    f"bitwise_and: arguments 'x' and 'y' must be int32 tensors, got {tx.dtype} and {ty.dtype}"
+                )
+        return ENGINE.run_kernel("BitwiseAnd", (tx, ty), None)
+    finally:
+        dispose_temps([t for t, src in ((tx, x), (ty, y)) if t is not src])
 
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -53,6 +114,12 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
             dispose_temps(temps)
 
 
-__all__ = ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "where"]
+__all__ = [
+    "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "where",
+]  # fmt: skip
 
-CHAINED = [equal, not_equal, greater, greater_equal, less, less_equal]  # also Tensor methods: x.equal(...)
+CHAINED = [
+    equal, not_equal, greater, greater_equal, less, less_equal,
+    logical_and, logical_or, logical_xor, logical_not,
+]  # fmt: skip  # also Tensor methods: x.equal(...)

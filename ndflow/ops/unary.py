@@ -1,12 +1,18 @@
-"""Element-wise unary math."""
+"""Element-wise unary math: exp/log family, trigonometry, rounding, predicates and clipping."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import to_tensor
+
+REAL = ("float32", "int32", "bool")  # dtypes TF.js's cpu kernels accept (no complex64, no string)
+FLOAT = ("float32",)
 
 
 def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
@@ -27,6 +33,43 @@ def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
     finally:
         if t is not x:
             t.dispose()
+
+
+def dtype_error(op: str, arg: str, dtypes: tuple[str, ...], got: str) -> TypeError:
+    if dtypes == FLOAT:
+        want = "a float32 tensor"
+    elif dtypes == REAL:
+        want = "a real numeric (float32, int32 or bool) tensor"
+    else:
+        want = ("an " if dtypes[0][0] == "i" else "a ") + " or ".join(dtypes) + " tensor"
+    return TypeError(f"{op}: argument '{arg}' must be {want}, got {got}")
+
+
+def run_typed_unary(
+    kernel: str, op: str, x: Any, dtypes: tuple[str, ...] = REAL, attrs: dict | None = None, arg: str = "x"
+) -> Tensor:
+    """Like :func:`run_unary`, for ops whose input must have one of ``dtypes``.
+
+    Values that are not tensors are read as TF.js's ``convertToTensor`` reads them: as float32
+    when the op takes only float32, as bool when it takes only bool.
+    """
+    if x.__class__ is Tensor and x.dtype in dtypes:
+        return ENGINE.run_kernel(kernel, (x,), attrs)
+    t = to_tensor(x, arg, op, dtypes[0] if len(dtypes) == 1 else None)
+    try:
+        if not ENGINE.prod and t.dtype not in dtypes:
+            raise dtype_error(op, arg, dtypes, f"a {t.dtype} tensor")
+        return ENGINE.run_kernel(kernel, (t,), attrs)
+    finally:
+        if t is not x:
+            t.dispose()
+
+
+def number_arg(value: Any, op: str, arg: str) -> float:
+    """A plain real number argument (not a tensor, not a bool)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{op}: argument '{arg}' must be a number, got {type(value).__name__}")
+    return float(value)
 
 
 def neg(x: Any) -> Tensor:
@@ -69,6 +112,182 @@ def tanh(x: Any) -> Tensor:
     return run_unary("Tanh", "tanh", x, float_only=True)
 
 
-__all__ = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh"]
+# Trigonometry. As in TF.js, cos/sin/tan/cosh take float32 only; the others keep the input dtype
+# (an int32 input gives truncated int32 results).
 
-CHAINED = [neg, abs, exp, log, sqrt, rsqrt, square, tanh]  # also Tensor methods: x.neg(...)
+
+def acos(x: Any) -> Tensor:
+    """Inverse cosine; NaN outside [-1, 1]."""
+    return run_typed_unary("Acos", "acos", x)
+
+
+def acosh(x: Any) -> Tensor:
+    """Inverse hyperbolic cosine; NaN below 1."""
+    return run_typed_unary("Acosh", "acosh", x)
+
+
+def asin(x: Any) -> Tensor:
+    """Inverse sine; NaN outside [-1, 1]."""
+    return run_typed_unary("Asin", "asin", x)
+
+
+def asinh(x: Any) -> Tensor:
+    """Inverse hyperbolic sine."""
+    return run_typed_unary("Asinh", "asinh", x)
+
+
+def atan(x: Any) -> Tensor:
+    """Inverse tangent."""
+    return run_typed_unary("Atan", "atan", x)
+
+
+def atanh(x: Any) -> Tensor:
+    """Inverse hyperbolic tangent; +-Infinity at +-1, NaN beyond."""
+    return run_typed_unary("Atanh", "atanh", x)
+
+
+def cos(x: Any) -> Tensor:
+    """Cosine (float32)."""
+    return run_typed_unary("Cos", "cos", x, FLOAT)
+
+
+def cosh(x: Any) -> Tensor:
+    """Hyperbolic cosine (float32)."""
+    return run_typed_unary("Cosh", "cosh", x, FLOAT)
+
+
+def sin(x: Any) -> Tensor:
+    """Sine (float32)."""
+    return run_typed_unary("Sin", "sin", x, FLOAT)
+
+
+def sinh(x: Any) -> Tensor:
+    """Hyperbolic sine."""
+    return run_typed_unary("Sinh", "sinh", x)
+
+
+def tan(x: Any) -> Tensor:
+    """Tangent (float32)."""
+    return run_typed_unary("Tan", "tan", x, FLOAT)
+
+
+def ceil(x: Any) -> Tensor:
+    """Smallest integer >= x (float32)."""
+    return run_typed_unary("Ceil", "ceil", x, FLOAT)
+
+
+def floor(x: Any) -> Tensor:
+    """Largest integer <= x (float32)."""
+    return run_typed_unary("Floor", "floor", x, FLOAT)
+
+
+def round(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
+    """Nearest integer, halves to even (banker's rounding, as TF.js)."""
+    return run_typed_unary("Round", "round", x)
+
+
+def sign(x: Any) -> Tensor:
+    """-1, 0 or 1 by the sign of x; 0 for NaN (as TF.js)."""
+    return run_typed_unary("Sign", "sign", x)
+
+
+def reciprocal(x: Any) -> Tensor:
+    """1 / x."""
+    return run_typed_unary("Reciprocal", "reciprocal", x)
+
+
+def expm1(x: Any) -> Tensor:
+    """e ** x - 1, accurate near 0."""
+    return run_typed_unary("Expm1", "expm1", x)
+
+
+def log1p(x: Any) -> Tensor:
+    """log(1 + x), accurate near 0."""
+    return run_typed_unary("Log1p", "log1p", x)
+
+
+def erf(x: Any) -> Tensor:
+    """The Gauss error function (float32; an int32 input is cast first), as TF.js approximates it."""
+    if x.__class__ is Tensor and x.dtype == "float32":
+        return ENGINE.run_kernel("Erf", (x,), None)
+    t = to_tensor(x, "x", "erf")
+    temps = [t] if t is not x else []
+    try:
+        if t.dtype == "int32":
+            t = ENGINE.run_kernel("Cast", (t,), {"dtype": "float32"})
+            temps.append(t)
+        elif t.dtype != "float32" and not ENGINE.prod:
+            raise dtype_error("erf", "x", ("int32", "float32"), f"a {t.dtype} tensor")
+        return ENGINE.run_kernel("Erf", (t,), None)
+    finally:
+        for temp in temps:
+            temp.dispose()
+
+
+def step(x: Any, alpha: float = 0.0) -> Tensor:
+    """1 where x > 0, ``alpha`` elsewhere; NaN stays NaN."""
+    attrs = {"alpha": number_arg(alpha, "step", "alpha")}
+    return run_typed_unary("Step", "step", x, attrs=attrs)
+
+
+def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tensor:
+    """x clamped to [clip_value_min, clip_value_max]; NaN stays NaN."""
+    lo = number_arg(clip_value_min, "clip_by_value", "clip_value_min")
+    hi = number_arg(clip_value_max, "clip_by_value", "clip_value_max")
+    if not lo <= hi:
+        raise ValueError(
+            f"clip_by_value: argument 'clip_value_min' ({clip_value_min}) must be less than or equal to "
+            f"'clip_value_max' ({clip_value_max})"
+        )
+    if lo == hi:  # as TF.js: a tensor filled with the bound (NaN included), no kernel
+        t = to_tensor(x, "x", "clip_by_value")
+        try:
+            if not ENGINE.prod and t.dtype not in REAL:
+                raise dtype_error("clip_by_value", "x", REAL, f"a {t.dtype} tensor")
+            value = _stored(lo, t.dtype)
+            return ENGINE.run_kernel("Fill", (), {"shape": t.shape, "value": value, "dtype": t.dtype})
+        finally:
+            if t is not x:
+                t.dispose()
+    attrs = {"clip_value_min": lo, "clip_value_max": hi}
+    return run_typed_unary("ClipByValue", "clip_by_value", x, attrs=attrs)
+
+
+def _stored(value: float, dtype: str) -> float | int | bool:
+    """A number as TF.js's typed array of ``dtype`` stores it (Int32Array, Uint8Array for bool)."""
+    if dtype == "float32":
+        return value
+    n = int(math.fmod(math.trunc(value), 2**32)) if math.isfinite(value) else 0
+    if dtype == "bool":
+        return n % 256 != 0
+    return (n + 2**31) % 2**32 - 2**31
+
+
+def is_nan(x: Any) -> Tensor:
+    """True where x is NaN."""
+    return run_typed_unary("IsNan", "is_nan", x)
+
+
+def is_inf(x: Any) -> Tensor:
+    """True where x is +-Infinity."""
+    return run_typed_unary("IsInf", "is_inf", x)
+
+
+def is_finite(x: Any) -> Tensor:
+    """True where x is neither NaN nor +-Infinity."""
+    return run_typed_unary("IsFinite", "is_finite", x)
+
+
+__all__ = [
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh",
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "sin", "sinh", "tan",
+    "ceil", "floor", "round", "sign", "reciprocal", "expm1", "log1p", "erf", "step", "clip_by_value",
+    "is_nan", "is_inf", "is_finite",
+]  # fmt: skip
+
+CHAINED = [
+    neg, abs, exp, log, sqrt, rsqrt, square, tanh,
+    acos, acosh, asin, asinh, atan, atanh, cos, cosh, sin, sinh, tan,
+    ceil, floor, round, sign, reciprocal, expm1, log1p, erf, step, clip_by_value,
+    is_nan, is_inf, is_finite,
+]  # fmt: skip  # also Tensor methods: x.neg(...)

@@ -1,11 +1,20 @@
-"""Activations: Relu, Sigmoid, Softmax."""
+"""Activations: Relu, Relu6, Sigmoid, Softmax, Elu (and EluGrad), Selu, LeakyRelu, Prelu, Softplus."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
+from .unary import same_dtype_unary
+
+# The SELU constants TF.js uses (Klambauer et al. 2017): scale * alpha, and scale.
+SELU_SCALEALPHA = 1.7580993408473768599402175208123
+SELU_SCALE = 1.0507009873554804934193349852946
+# Softplus: below this exp(x) is the answer, above its negation x is (float32 machine epsilon).
+_SOFTPLUS_THRESHOLD = math.log(1.1920928955078125e-7) + 2.0
 
 
 @cpu_kernel("Relu")
@@ -34,3 +43,53 @@ def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     e = np.exp(shifted)
     e /= e.sum(axis=axis, keepdims=True)
     return out(backend, e, "float32")
+
+
+def _relu6(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    return np.clip(v, v.dtype.type(0), v.dtype.type(6))  # NaN stays NaN
+
+
+def _elu(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    return np.where(v >= 0, v, np.expm1(v))
+
+
+def _selu(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    return np.where(v >= 0, v * v.dtype.type(SELU_SCALE), np.expm1(v) * v.dtype.type(SELU_SCALEALPHA))
+
+
+def _softplus(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    """log(1 + e ** x), switching to e ** x and to x where those are exact to float32 precision."""
+    mid = np.log1p(np.exp(v))
+    return np.where(v < _SOFTPLUS_THRESHOLD, np.exp(v), np.where(v > -_SOFTPLUS_THRESHOLD, v, mid))
+
+
+same_dtype_unary("Relu6", _relu6)
+same_dtype_unary("Elu", _elu)
+same_dtype_unary("Selu", _selu)
+same_dtype_unary("Softplus", _softplus)
+
+
+@cpu_kernel("LeakyRelu")
+def leaky_relu(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """alpha * x where x < 0, else x; float32 whatever the input."""
+    (x,) = inputs
+    v = values_of(backend, x).astype(np.float32, copy=False)
+    return out(backend, np.where(v < 0, v * np.float32(attrs["alpha"]), v), "float32")
+
+
+@cpu_kernel("Prelu")
+def prelu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """alpha * x where x < 0, else x, with ``alpha`` broadcast against ``x``; float32."""
+    x, alpha = inputs
+    v = values_of(backend, x).astype(np.float32, copy=False)
+    a = values_of(backend, alpha).astype(np.float32, copy=False)
+    return out(backend, np.where(v < 0, a * v, v), "float32")
+
+
+@cpu_kernel("EluGrad")
+def elu_grad(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """The gradient of elu from its output ``y``: dy where y >= 0, else dy * (y + 1)."""
+    dy, y = inputs
+    g = values_of(backend, dy).astype(np.float32, copy=False)
+    yv = values_of(backend, y).astype(np.float32, copy=False)
+    return out(backend, np.where(yv >= 0, g, g * (yv + 1)), "float32")
