@@ -10,6 +10,8 @@ from .core.dtypes import upcast_type
 from .core.flags import env
 from .core.globals import (
     backend,
+    copy_registered_kernels,
+    deprecation_warn,
     disable_deprecation_warnings,
     dispose,
     dispose_variables,
@@ -17,19 +19,31 @@ from .core.globals import (
     enable_prod_mode,
     engine,
     find_backend,
+    find_backend_factory,
     get_backend,
     keep,
     memory,
     next_frame,
+    op,
+    print_,
     profile,
     ready,
     register_backend,
     remove_backend,
     set_backend,
+    set_platform,
     tidy,
     time,
 )
-from .core.kernel_registry import get_gradient, get_kernel, get_kernels_for_backend, register_gradient, register_kernel
+from .core.kernel_registry import (
+    get_gradient,
+    get_kernel,
+    get_kernels_for_backend,
+    register_gradient,
+    register_kernel,
+    unregister_gradient,
+    unregister_kernel,
+)
 from .core.profiler import ComputationError
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
@@ -48,12 +62,16 @@ def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: o
     return TensorBuffer(shape, dtype, values)
 
 
+print = print_  # nf.print(x) as tf.print(x); left out of __all__ so `import *` keeps the builtin
+
 __all__ = [
     "Backend", "ComputationError", "DisposedTensorError", "Tensor", "TensorBuffer", "Variable", "__version__",
     "backend", "buffer", "disable_deprecation_warnings", "dispose", "dispose_variables", "dtypes",
     "enable_debug_mode", "enable_prod_mode", "engine", "env", "find_backend", "get_backend", "get_gradient",
     "get_kernel", "get_kernels_for_backend", "keep", "memory", "next_frame", "profile", "ready",
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
-    "upcast_type", "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
+    "upcast_type", "copy_registered_kernels", "deprecation_warn", "find_backend_factory", "op", "set_platform",
+    "unregister_gradient", "unregister_kernel",
+    "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
     *_ops_all,
 ]  # fmt: skip

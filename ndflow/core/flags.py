@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import Any
 
 FlagValue = bool | int | float | str
 logger = logging.getLogger("ndflow")
@@ -116,6 +117,13 @@ class Environment:
         """The flags evaluated so far (as TF.js's ``getFlags``)."""
         return dict(self._values)
 
+    def set_platform(self, platform_name: str, platform: Any) -> None:
+        """Record the platform (TF.js's ``setPlatform``): an object with ``now()``, ``fetch()``..."""
+        if getattr(self, "platform_name", None) not in (None, platform_name):
+            logger.warning("platform %s is replaced by %s", self.platform_name, platform_name)
+        self.platform_name = platform_name
+        self.platform = platform
+
     def features(self) -> dict[str, FlagValue]:
         """Every registered flag, evaluated."""
         return {name: self.get(name) for name in sorted(self._evaluators)}
@@ -141,3 +149,4 @@ def env() -> Environment:
 _ENV.register_flag("IS_TEST", lambda: False)
 _ENV.register_flag("CHECK_COMPUTATION_FOR_ERRORS", lambda: True)
 _ENV.register_flag("TRACK_LEAKS", lambda: False)
+_ENV.register_flag("DEPRECATION_WARNINGS_ENABLED", lambda: True)

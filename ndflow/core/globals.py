@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .backend import Backend
 from .engine import ENGINE, Engine
 from .flags import env
+from .kernel_registry import get_kernels_for_backend, register_kernel
 from .profiler import MemoryInfo, ProfileInfo, TimingInfo
 from .tensor import Tensor
 
@@ -149,4 +151,70 @@ def enable_prod_mode() -> None:
 
 
 def disable_deprecation_warnings() -> None:
-    """Present for TF.js parity; ndflow prints no deprecation warnings."""
+    """Silence ``deprecation_warn`` messages."""
+    env().set("DEPRECATION_WARNINGS_ENABLED", False)
+
+
+def print_(x: Tensor, verbose: bool = False) -> None:
+    """Print a tensor in TF.js's layout (``nf.print``; ``verbose`` adds dtype, rank and shape)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"print: argument 'x' must be a Tensor, got {type(x).__name__}")
+    print(x.to_string(verbose))
+
+
+def op(f: Callable[..., Any] | dict[str, Callable[..., Any]]) -> Callable[..., Any]:
+    """Wrap a function of tensors in a named scope that frees its intermediates (TF.js's ``tf.op``).
+
+    ``op(fn)`` or ``op({"name": fn})``; the name prefixes errors raised inside, as in TF.js.
+    """
+    if isinstance(f, dict):
+        if len(f) != 1:
+            raise ValueError(f"op: the dict must hold a single name -> function entry, got {len(f)}")
+        ((name, fn),) = f.items()
+    else:
+        fn, name = f, getattr(f, "__name__", "op")
+    if not callable(fn):
+        raise TypeError(f"op: expected a function, got {type(fn).__name__}")
+    if inspect.iscoroutinefunction(fn):
+        raise TypeError("op: cannot wrap an async function")
+    op_name = name[:-1] if name.endswith("_") else name
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return ENGINE.tidy(op_name, fn, args, kwargs)
+        except Exception as exc:
+            exc.args = (f"Error in {op_name}: {exc.args[0]}" if exc.args else f"Error in {op_name}",) + exc.args[1:]
+            raise
+
+    return run
+
+
+def deprecation_warn(msg: str) -> None:
+    """Log a deprecation warning unless ``disable_deprecation_warnings()`` was called."""
+    if env().get_bool("DEPRECATION_WARNINGS_ENABLED"):
+        logging.getLogger("ndflow").warning(
+            "%s You can disable deprecation warnings with nf.disable_deprecation_warnings().", msg
+        )
+
+
+def find_backend_factory(name: str) -> Callable[[], Backend] | None:
+    """The factory a backend was registered with, or None."""
+    entry = ENGINE._factories.get(name)
+    return None if entry is None else entry[0]
+
+
+def copy_registered_kernels(registered_backend_name: str, new_backend_name: str) -> None:
+    """Register every kernel of one backend for another (TF.js's ``copyRegisteredKernels``)."""
+    kernels = get_kernels_for_backend(registered_backend_name)
+    if not kernels:
+        raise ValueError(f"copy_registered_kernels: backend '{registered_backend_name}' has no kernels")
+    for config in kernels:
+        register_kernel(
+            config.kernel_name, new_backend_name, config.kernel_func, config.setup_func, config.dispose_func
+        )
+
+
+def set_platform(platform_name: str, platform: Any) -> None:
+    """Set the platform object (``now()``, ``fetch(...)``, ...) that I/O handlers use, as TF.js's."""
+    env().set_platform(platform_name, platform)
