@@ -3,6 +3,7 @@
 from . import (
     backends,  # noqa: F401  (registers the backends)
     ops,
+    train,
 )
 from .core import dtypes
 from .core.backend import Backend
@@ -50,6 +51,16 @@ from .core.tensor_buffer import TensorBuffer
 from .gradients import custom_grad, grad, grads, value_and_grad, value_and_grads, variable_grads
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
+from .train import (
+    AdadeltaOptimizer,
+    AdagradOptimizer,
+    AdamaxOptimizer,
+    AdamOptimizer,
+    MomentumOptimizer,
+    Optimizer,
+    RMSPropOptimizer,
+    SGDOptimizer,
+)
 from .version import __version__
 
 # TF.js's op namespaces: nf.image, nf.linalg, nf.losses, ... (families named after them)
@@ -72,6 +83,8 @@ __all__ = [
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
     "upcast_type", "copy_registered_kernels", "deprecation_warn", "find_backend_factory", "op", "set_platform",
     "unregister_gradient", "unregister_kernel",
+    "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
+    "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",
     "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
     *_ops_all,
 ]  # fmt: skip

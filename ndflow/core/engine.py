@@ -254,7 +254,7 @@ class Engine:
             raise NotImplementedError(f"kernel '{name}' is not registered for backend '{self.backend_name}'")
         for t in inputs:
             if t._disposed:
-                t.throw_if_disposed()
+                t.throw_if_disposed(f"an input of kernel '{name}'")
             if t._info.backend is not backend:
                 self._move(t, backend)
         if self._slow:

@@ -64,10 +64,12 @@ class Tensor:
     def backend_name(self) -> str:
         return self._info.backend.name
 
-    def throw_if_disposed(self) -> None:
+    def throw_if_disposed(self, where: str = "") -> None:
         if self._disposed:
+            use = f" as {where}" if where else ""
             raise DisposedTensorError(
-                f"Tensor is disposed: tensor id {self.id} (shape {self.shape}, {self.dtype}) was used after dispose()"
+                f"Tensor is disposed: tensor id {self.id} (shape {self.shape}, {self.dtype}) was used{use} "
+                "after dispose()"
             )
 
     # -- reads -----------------------------------------------------------------------------------
