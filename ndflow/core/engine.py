@@ -344,15 +344,14 @@ class Engine:
             config = get_gradient(kernel_name)
             grad_func = config.grad_func if config is not None else None
             saved = saved_tensors(config, inputs, outputs)
-        kept = []
-        identity = get_gradient("Identity")
-        for t in saved or ():
-            clone = self._tape_clone(t)
-            kept.append(clone)
-            # Link the clone to its original, so that higher-order gradients flow through saved values.
-            grad_identity = identity.grad_func if identity is not None else None
-            self.tape.append(TapeNode(self._next_node_id(), "Identity", (t,), [clone], None, [], grad_identity))
+        kept = [self._tape_clone(t) for t in saved or ()]
         self.tape.append(TapeNode(self._next_node_id(), kernel_name, inputs, outputs, attrs, kept, grad_func))
+        # Link each clone to its original (after the node, which may have produced it), so that
+        # higher-order gradients flow through saved values.
+        identity = get_gradient("Identity")
+        grad_identity = identity.grad_func if identity is not None else None
+        for t, clone in zip(saved or (), kept, strict=True):
+            self.tape.append(TapeNode(self._next_node_id(), "Identity", (t,), [clone], None, [], grad_identity))
 
     # -- scopes ----------------------------------------------------------------------------------
     def start_scope(self, name: str | None = None) -> Scope:

@@ -65,7 +65,6 @@ def gradients(
         finally:
             ENGINE.end_tape()
         if not isinstance(y, Tensor):
-            ENGINE.dispose(y)
             raise TypeError(f"{op}: f must return a Tensor, got {type(y).__name__}")
         tape = filter_tape(ENGINE.tape or [], xs, y)
         if not tape and not allow_no_gradients:
@@ -107,10 +106,10 @@ def _check_grads(grads: list[Tensor | None], op: str) -> list[Tensor]:
     return grads  # type: ignore[return-value]
 
 
-def _inputs(args: Any, op: str) -> list[Tensor]:
+def _args_list(args: Any, op: str) -> list[Any]:
     if isinstance(args, Tensor) or not isinstance(args, list | tuple):
         raise TypeError(f"{op}: the arguments must be a list of tensors, got {type(args).__name__}")
-    return [_arg(a, f"args[{i}]", op) for i, a in enumerate(args)]
+    return list(args)
 
 
 def _arg(x: Any, name: str, op: str) -> Tensor:
@@ -126,13 +125,31 @@ def _dy(dy: Any, op: str) -> Tensor | None:
     return None if dy is None else _arg(dy, "dy", op)
 
 
+def _differentiate(
+    f: Callable[..., Tensor], args: list[Any], dy: Any, op: str, single: bool = False
+) -> tuple[Tensor, list[Tensor]]:
+    """``f(*args)`` and its gradients; numbers given as arguments become tensors freed afterwards."""
+    xs = [_arg(a, "x" if single else f"args[{i}]", op) for i, a in enumerate(args)]
+    temps = [x for x, a in zip(xs, args, strict=True) if x is not a]
+    try:
+        d = _dy(dy, op)
+        if d is not None and d is not dy:
+            temps.append(d)
+        value, gs = gradients(lambda: f(*xs), xs, d, op=op)
+        try:
+            return value, _check_grads(gs, op)
+        except ValueError:
+            ENGINE.dispose([value, gs])
+            raise
+    finally:
+        ENGINE.dispose(temps)
+
+
 def value_and_grads(f: Callable[..., Tensor]) -> Callable[..., ValueAndGrads]:
     """``f(*xs)`` and its gradients with respect to each of ``xs``: ``value_and_grads(f)([x, y])``."""
 
     def run(args: Sequence[Any], dy: Any = None) -> ValueAndGrads:
-        xs, d = _inputs(args, "value_and_grads"), _dy(dy, "value_and_grads")
-        value, grads = gradients(lambda: f(*xs), xs, d, op="value_and_grads")
-        return ValueAndGrads(value, _check_grads(grads, "value_and_grads"))
+        return ValueAndGrads(*_differentiate(f, _args_list(args, "value_and_grads"), dy, "value_and_grads"))
 
     return run
 
@@ -141,15 +158,9 @@ def grads(f: Callable[..., Tensor]) -> Callable[..., list[Tensor]]:
     """The gradients of ``f`` with respect to each argument: ``grads(f)([x, y], dy=None)`` -> list."""
 
     def run(args: Sequence[Any], dy: Any = None) -> list[Tensor]:
-        xs, d = _inputs(args, "grads"), _dy(dy, "grads")
-        value, gs = gradients(lambda: f(*xs), xs, d, op="grads")
-        try:
-            return _check_grads(gs, "grads")
-        except ValueError:
-            ENGINE.dispose(gs)
-            raise
-        finally:
-            value.dispose()
+        value, gs = _differentiate(f, _args_list(args, "grads"), dy, "grads")
+        value.dispose()
+        return gs
 
     return run
 
@@ -158,9 +169,8 @@ def value_and_grad(f: Callable[[Tensor], Tensor]) -> Callable[..., ValueAndGrad]
     """``f(x)`` and df/dx: ``value_and_grad(f)(x, dy=None)``."""
 
     def run(x: Any, dy: Any = None) -> ValueAndGrad:
-        x, d = _arg(x, "x", "value_and_grad"), _dy(dy, "value_and_grad")
-        value, gs = gradients(lambda: f(x), [x], d, op="value_and_grad")
-        return ValueAndGrad(value, _check_grads(gs, "value_and_grad")[0])
+        value, gs = _differentiate(f, [x], dy, "value_and_grad", single=True)
+        return ValueAndGrad(value, gs[0])
 
     return run
 
@@ -169,15 +179,9 @@ def grad(f: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
     """df/dx as a function of x: ``grad(f)(x, dy=None)``; nest for higher orders: ``grad(grad(f))``."""
 
     def run(x: Any, dy: Any = None) -> Tensor:
-        x, d = _arg(x, "x", "grad"), _dy(dy, "grad")
-        value, gs = gradients(lambda: f(x), [x], d, op="grad")
-        try:
-            return _check_grads(gs, "grad")[0]
-        except ValueError:
-            ENGINE.dispose(gs)
-            raise
-        finally:
-            value.dispose()
+        value, gs = _differentiate(f, [x], dy, "grad", single=True)
+        value.dispose()
+        return gs[0]
 
     return run
 
@@ -200,9 +204,7 @@ def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None 
         raise ValueError(f"variable_grads: f must return a scalar, got shape {list(value.shape)}")
     if all(g is None for g in gs):
         value.dispose()
-        raise ValueError(
-            "variable_grads: no variable is connected to the result of f; make sure f uses the variables"
-        )
+        raise ValueError("variable_grads: no variable is connected to the result of f; make sure f uses the variables")
     return VariableGrads(value, {v.name: g for v, g in zip(var_list, gs, strict=True) if g is not None})
 
 
@@ -228,18 +230,18 @@ def custom_grad(f: Callable[..., Any]) -> Callable[..., Tensor]:
         elif isinstance(result, tuple) and len(result) == 2:
             value, grad_func = result
         else:
-            raise TypeError("custom_grad: f must return {'value': tensor, 'grad_func': fn} or (value, fn)")
+            value, grad_func = None, None
         if not isinstance(value, Tensor) or not callable(grad_func):
-            raise TypeError("custom_grad: f must return a Tensor value and a callable grad_func")
+            if isinstance(value, Tensor) and all(value is not x for x in xs):
+                value.dispose()
+            raise TypeError("custom_grad: f must return {'value': tensor, 'grad_func': fn} or (value, fn)")
         if ENGINE.gradient_depth > 0 and ENGINE.kernel_depth == 0:
 
             def node_grad(dy: Tensor, kept: list[Tensor], attrs: dict) -> list[Any]:
                 dxs = grad_func(dy, kept)
                 dxs = list(dxs) if isinstance(dxs, list | tuple) else [dxs]
                 if len(dxs) != len(xs):
-                    raise ValueError(
-                        f"custom_grad: grad_func returned {len(dxs)} gradients for {len(xs)} inputs"
-                    )
+                    raise ValueError(f"custom_grad: grad_func returned {len(dxs)} gradients for {len(xs)} inputs")
                 return [(lambda g=g: g) for g in dxs]
 
             ENGINE.record("CustomGradient", tuple(xs), [value], None, node_grad, saved)

@@ -53,6 +53,16 @@ def _div(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [lambda: unbroadcast(div(dy, cast(b, "float32")), a.shape), db]
 
 
+def _floor_div(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    """floor(a / b) is piecewise constant: its gradient is zero (where defined).
+
+    Beyond TF.js, which gives the real-division gradient here, one that finite differences refute
+    (and that disagrees with its own zero gradient of ``floor``).
+    """
+    a, b = saved
+    return [lambda: zeros_like(cast(a, "float32")), lambda: zeros_like(cast(b, "float32"))]
+
+
 def _mod(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     from ..ops import floor  # element-wise family; looked up when the gradient runs
 
@@ -107,7 +117,7 @@ register_gradient("Add", _add, inputs_to_save=[0, 1])
 register_gradient("Sub", _sub, inputs_to_save=[0, 1])
 register_gradient("Multiply", _mul, inputs_to_save=[0, 1])
 register_gradient("RealDiv", _div, inputs_to_save=[0, 1])
-register_gradient("FloorDiv", _div, inputs_to_save=[0, 1])  # TF.js: the real-division gradient
+register_gradient("FloorDiv", _floor_div, inputs_to_save=[0, 1])
 register_gradient("Mod", _mod, inputs_to_save=[0, 1])
 register_gradient("Pow", _pow, inputs_to_save=[0, 1], outputs_to_save=[True])
 register_gradient("Maximum", _extremum(greater_equal, less), inputs_to_save=[0, 1])

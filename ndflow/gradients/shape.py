@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
-from ..ops import clone, reshape, transpose, zeros_like
+from ..ops import cast, clone, reshape, transpose, zeros_like
 from ._util import unbroadcast
 
 
@@ -16,7 +16,8 @@ def _reshape(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _identity(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
-    return [lambda: clone(dy)]
+    # dy is an int32 seed where y itself is integer (grad of a cast to int32): TF.js's gradient is float.
+    return [lambda: clone(dy) if dy.dtype == "float32" else cast(dy, "float32")]
 
 
 def _transpose(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
