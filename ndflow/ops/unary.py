@@ -78,7 +78,9 @@ def neg(x: Any) -> Tensor:
 
 
 def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
-    """|x|; the magnitude (float32) for complex64."""
+    """|x|; the magnitude (float32) for complex64, through ``ComplexAbs`` as in TF.js."""
+    if isinstance(x, Tensor) and x.dtype == "complex64":
+        return ENGINE.run_kernel("ComplexAbs", (x,), None)
     return run_unary("Abs", "abs", x)
 
 
