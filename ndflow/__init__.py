@@ -19,10 +19,12 @@ from .core.globals import (
     enable_debug_mode,
     enable_prod_mode,
     engine,
+    expect_no_leaks,
     find_backend,
     find_backend_factory,
     get_backend,
     keep,
+    leaks,
     memory,
     next_frame,
     op,
@@ -45,6 +47,7 @@ from .core.kernel_registry import (
     unregister_gradient,
     unregister_kernel,
 )
+from .core.leaks import LeakError, LeakReport
 from .core.profiler import ComputationError
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
@@ -83,6 +86,7 @@ __all__ = [
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
     "upcast_type", "copy_registered_kernels", "deprecation_warn", "find_backend_factory", "op", "set_platform",
     "unregister_gradient", "unregister_kernel",
+    "LeakError", "LeakReport", "expect_no_leaks", "leaks",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",
     "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",

@@ -23,6 +23,7 @@ from .containers import walk_tensors
 from .dtypes import BYTES_PER_ELEMENT, nbytes
 from .flags import env
 from .kernel_registry import KernelConfig, get_gradient, kernel_table
+from .leaks import LeakTracker
 from .profiler import (
     KernelProfile,
     MemoryInfo,
@@ -90,11 +91,57 @@ class Engine:
         self.kernel_depth = 0
         self.tape: list[TapeNode] | None = None
         self._next_node_id = itertools.count(0).__next__
+
+        # The leak finder (core/leaks.py): None unless TRACK_LEAKS, debug mode or expect_no_leaks.
+        self.tracker: LeakTracker | None = None
+        self._leak_records: LeakTracker | None = None
+        self._track_flag = False
+        self._forced_tracking = 0
         tensor_module.ENGINE = self
 
     # -- modes -----------------------------------------------------------------------------------
+    def _set_track_leaks(self, value: Any) -> None:
+        self._track_flag = bool(value)
+        self._update_tracking()
+
+    def _set_dispose_unreachable(self, value: Any) -> None:
+        self._update_tracking()
+
+    def _update_tracking(self) -> None:
+        dispose_unreachable = bool(env().get("DISPOSE_UNREACHABLE")) if env().has("DISPOSE_UNREACHABLE") else False
+        wanted = self._track_flag or self.debug or dispose_unreachable or self._forced_tracking > 0
+        # The tracker's records outlive pauses in tracking, so leaks found earlier can still be freed.
+        if self._leak_records is None:
+            self._leak_records = LeakTracker(self)
+        self._leak_records.dispose_unreachable = dispose_unreachable
+        self._leak_records.release_pending()
+        self.tracker = self._leak_records if wanted else None
+
+    def leak_tracker(self, force: bool = False) -> LeakTracker:
+        """The active leak tracker; ``force`` turns tracking on until ``stop_forced_tracking``."""
+        if force:
+            self._forced_tracking += 1
+            self._update_tracking()
+        if self.tracker is None:
+            raise RuntimeError("leaks: leak tracking is off (set the flag TRACK_LEAKS or enable debug mode)")
+        return self.tracker
+
+    def stop_forced_tracking(self) -> None:
+        self._forced_tracking -= 1
+        self._update_tracking()
+
+    def release_data(self, data_id: int, info: DataInfo, dtype: str) -> None:
+        """Account for a tensor whose object is gone (a leak freed by ``DISPOSE_UNREACHABLE``)."""
+        self.num_tensors -= 1
+        if dtype == "string":
+            self.num_string_tensors -= 1
+        if info.backend.dispose_data(data_id) and self._data.pop(data_id, None) is not None:
+            self.num_data_buffers -= 1
+            self.num_bytes -= info.nbytes
+
     def _set_debug(self, value: Any) -> None:
         self.debug = bool(value)
+        self._update_tracking()
         if self.debug:
             ensure_visible_logging()
             logger.warning(
@@ -212,6 +259,10 @@ class Engine:
         if scope is not None:
             t.scope_id = scope.id
             scope.track.append(t)
+        if self.tracker is not None:
+            if self.tracker.unreleased and self.tracker.dispose_unreachable:
+                self.tracker.release_pending()
+            self.tracker.watch(t)
         return t
 
     def make_tensor(self, values: np.ndarray, shape: tuple[int, ...], dtype: str) -> Tensor:
@@ -226,6 +277,8 @@ class Engine:
         if t._disposed:
             return
         t._disposed = True
+        if self.tracker is not None:
+            self.tracker.forget(t.id)
         self.num_tensors -= 1
         if t.dtype == "string":
             self.num_string_tensors -= 1
@@ -397,6 +450,8 @@ class Engine:
         if not isinstance(t, Tensor):
             raise TypeError(f"keep: expected a Tensor, got {type(t).__name__}")
         t.kept = True
+        if self.tracker is not None:
+            self.tracker.forget(t.id)  # kept tensors are meant to outlive every scope
         return t
 
     def track(self, t: Tensor) -> Tensor:
@@ -441,6 +496,8 @@ class Engine:
 
     # -- measurement -----------------------------------------------------------------------------
     def memory(self) -> MemoryInfo:
+        if self.tracker is not None:
+            self.tracker.release_pending()
         fields = dict(self.backend.memory())
         reasons = list(fields.pop("reasons", []))
         unreliable = bool(fields.pop("unreliable", False))
@@ -494,9 +551,13 @@ class Engine:
         self.variables.clear()
         self.gradient_depth = self.kernel_depth = 0
         self.tape = None
+        self.tracker = self._leak_records = None
+        self._forced_tracking = 0
         self._update_slow()
 
 
 ENGINE = Engine()
 env().register_flag("DEBUG", lambda: False, ENGINE._set_debug)
+env().register_flag("TRACK_LEAKS", lambda: False, ENGINE._set_track_leaks)
+env().register_flag("DISPOSE_UNREACHABLE", lambda: False, ENGINE._set_dispose_unreachable)
 env().register_flag("PROD", lambda: False, ENGINE._set_prod)

@@ -148,5 +148,4 @@ def env() -> Environment:
 
 _ENV.register_flag("IS_TEST", lambda: False)
 _ENV.register_flag("CHECK_COMPUTATION_FOR_ERRORS", lambda: True)
-_ENV.register_flag("TRACK_LEAKS", lambda: False)
 _ENV.register_flag("DEPRECATION_WARNINGS_ENABLED", lambda: True)

@@ -13,6 +13,8 @@ from .backend import Backend
 from .engine import ENGINE, Engine
 from .flags import env
 from .kernel_registry import get_kernels_for_backend, register_kernel
+from .leaks import LeakReport
+from .leaks import expect_no_leaks as _expect_no_leaks
 from .profiler import MemoryInfo, ProfileInfo, TimingInfo
 from .tensor import Tensor
 
@@ -218,3 +220,14 @@ def copy_registered_kernels(registered_backend_name: str, new_backend_name: str)
 def set_platform(platform_name: str, platform: Any) -> None:
     """Set the platform object (``now()``, ``fetch(...)``, ...) that I/O handlers use, as TF.js's."""
     env().set_platform(platform_name, platform)
+
+
+def leaks(include_alive: bool = False) -> list[LeakReport]:
+    """Tensors dropped without ``dispose()`` since tracking began (``TRACK_LEAKS`` or debug mode),
+    with where each was created; ``include_alive`` adds the undisposed tensors still reachable."""
+    return ENGINE.leak_tracker().reports(include_alive)
+
+
+def expect_no_leaks() -> Any:
+    """``with nf.expect_no_leaks():`` raises ``nf.LeakError`` if the block drops undisposed tensors."""
+    return _expect_no_leaks(ENGINE)
