@@ -2,6 +2,7 @@
 
 from . import (
     backends,  # noqa: F401  (registers the backends)
+    io,
     ops,
     train,
 )
@@ -86,7 +87,7 @@ __all__ = [
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
     "upcast_type", "copy_registered_kernels", "deprecation_warn", "find_backend_factory", "op", "set_platform",
     "unregister_gradient", "unregister_kernel",
-    "LeakError", "LeakReport", "expect_no_leaks", "leaks",
+    "io", "LeakError", "LeakReport", "expect_no_leaks", "leaks",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",
     "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
