@@ -45,3 +45,16 @@ register_gradient("ExpandDims", _reshape, inputs_to_save=[0])
 register_gradient("Identity", _identity)
 register_gradient("Cast", _identity)
 register_gradient("Transpose", _transpose)
+
+
+def _comparison(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    """Comparisons give bool tensors, which carry no gradient; zeros, as TF.js's GreaterEqual."""
+    a, b = saved
+    return [
+        lambda: zeros_like(a if a.dtype == "float32" else dy),
+        lambda: zeros_like(b if b.dtype == "float32" else dy),
+    ]
+
+
+for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"):
+    register_gradient(_name, _comparison, inputs_to_save=[0, 1])
