@@ -3,6 +3,7 @@
 from . import (
     backends,  # noqa: F401  (registers the backends)
     io,
+    layers,
     ops,
     train,
 )
@@ -53,6 +54,20 @@ from .core.profiler import ComputationError
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
 from .gradients import custom_grad, grad, grads, value_and_grad, value_and_grads, variable_grads
+from .layers import (
+    InputSpec,
+    LayersModel,
+    LayerVariable,
+    Sequential,
+    SymbolicTensor,
+    constraints,
+    initializers,
+    model,
+    regularizers,
+    sequential,
+    serialization,
+)
+from .layers import input as input  # nf.input; left out of __all__ so `import *` keeps the builtin
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .train import (
@@ -87,6 +102,8 @@ __all__ = [
     "register_backend", "register_gradient", "register_kernel", "remove_backend", "set_backend", "tidy", "time",
     "upcast_type", "copy_registered_kernels", "deprecation_warn", "find_backend_factory", "op", "set_platform",
     "unregister_gradient", "unregister_kernel",
+    "layers", "initializers", "regularizers", "constraints", "serialization", "sequential", "model",
+    "Sequential", "LayersModel", "SymbolicTensor", "LayerVariable", "InputSpec",
     "io", "LeakError", "LeakReport", "expect_no_leaks", "leaks",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",

@@ -1,0 +1,37 @@
+"""The Layers API, as TF.js's ``tf.layers`` / ``tf.sequential`` / ``tf.model`` / ``tf.input``.
+
+``nf.layers.dense(units=4, input_shape=[3])`` makes a layer; ``nf.sequential(layers=[...])`` and
+``nf.model(inputs=nf.input(shape=[3]), outputs=...)`` make models that ``predict``, print a
+``summary()``, and serialize to the Keras JSON of ``model.toJSON()`` (``to_json`` / ``from_config``).
+Initializers, regularizers, constraints and activations are found by their TF.js names;
+``nf.serialization.register_class`` makes custom layers loadable.
+
+Modules: ``base`` (Layer), ``topology`` (SymbolicTensor, Node, InputSpec), ``inputs`` (InputLayer, input),
+``container`` (the graph), ``models`` (LayersModel, Sequential), ``executor`` (eager graph
+execution), ``summary``, ``core`` (Dense, Activation, Flatten, Reshape, Dropout), ``initializers``,
+``regularizers``, ``constraints``, ``activations``, ``serialization``, ``variables``, ``naming``.
+"""
+
+from __future__ import annotations
+
+from . import activations, constraints, initializers, regularizers, serialization
+from .base import DisposeResult, Layer
+from .container import Container, deserialize_layer
+from .core import Activation, Dense, Dropout, Flatten, Reshape, activation, dense, dropout, flatten, reshape
+from .inputs import InputLayer, input  # noqa: F401  (nf.layers.input; kept out of __all__: it would shadow the builtin)
+from .models import Functional, LayersModel, Sequential, model, sequential
+from .topology import InputSpec, Node, SymbolicTensor
+from .variables import LayerVariable
+
+
+def input_layer(**kwargs: object) -> InputLayer:
+    """An ``InputLayer`` (``nf.layers.input_layer(input_shape=[3])``); ``nf.input`` is the usual entry."""
+    return InputLayer(**kwargs)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "Activation", "Container", "Dense", "DisposeResult", "Dropout", "Flatten", "Functional", "InputLayer",
+    "InputSpec", "Layer", "LayerVariable", "LayersModel", "Node", "Reshape", "Sequential", "SymbolicTensor",
+    "activation", "activations", "constraints", "dense", "deserialize_layer", "dropout", "flatten", "initializers",
+    "input_layer", "model", "regularizers", "reshape", "sequential", "serialization",
+]  # fmt: skip

@@ -1,0 +1,439 @@
+"""Models: ``LayersModel`` (``nf.model(inputs=..., outputs=...)``, class name ``Model``) and ``Sequential``.
+
+A ``LayersModel`` is a ``Container`` with ``predict``, ``summary``, ``to_json`` and named weights;
+training (``compile`` / ``fit`` / ``evaluate``) and saving build on it. A ``Sequential``
+(``nf.sequential(layers=[...])``, ``add`` / ``pop``) is a linear stack: its first layer needs
+``input_shape`` (or ``batch_input_shape``), which creates the model's ``InputLayer``
+(``<layer name>_input``); running, summarizing and setting weights build an internal functional
+model (``<name>_model``) once; ``layers`` lists the added layers only (no ``InputLayer``), as in TF.js.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..core.globals import tidy
+from ..core.tensor import Tensor
+from ..ops import tensor as make_tensor
+from .base import Layer
+from .container import Container, deserialize_layer
+from .executor import FeedDict, execute
+from .inputs import input as make_input
+from .naming import get_uid
+from .serialization import register_class
+from .summary import print_summary
+from .topology import Node, SymbolicTensor, get_source_inputs
+from .utils import shape_str, singleton_or_list, to_list
+
+
+def check_batch_size(batch_size: Any) -> None:
+    """Raise unless ``batch_size`` is a positive integer."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size <= 0:
+        raise ValueError(f"batch_size is required to be a positive integer, but got {batch_size!r}")
+
+
+def make_batches(size: int, batch_size: int) -> list[tuple[int, int]]:
+    """``[(start, end), ...]`` covering ``range(size)`` in batches."""
+    if size == 0:
+        return [(0, 0)]
+    return [(i * batch_size, min(size, (i + 1) * batch_size)) for i in range(math.ceil(size / batch_size))]
+
+
+def slice_along_first_axis(x: Tensor, start: int, size: int) -> Tensor:
+    """``x[start:start + size]``."""
+    return ops.slice(x, [start] + [0] * (x.rank - 1), [size] + [-1] * (x.rank - 1))
+
+
+class LayersModel(Container):
+    """A model made of layers (functional API): ``nf.model(inputs=..., outputs=...)``."""
+
+    class_name = "Model"
+
+    def __init__(
+        self,
+        inputs: SymbolicTensor | Sequence[SymbolicTensor],
+        outputs: SymbolicTensor | Sequence[SymbolicTensor],
+        name: str | None = None,
+    ) -> None:
+        super().__init__(inputs=inputs, outputs=outputs, name=name)
+        self.is_training = False
+
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Sequence[float] | None = None,
+        print_fn: Callable[[str], Any] = print,
+    ) -> None:
+        """Print the table of layers, output shapes and parameter counts (TF.js's format)."""
+        if not self.built:
+            raise ValueError(
+                "This model has never been called, thus its weights have not been created yet. So no summary can "
+                "be displayed. Build the model first (e.g., by calling it on some test data)."
+            )
+        print_summary(self, line_length, positions, print_fn)
+
+    # -- inference --------------------------------------------------------------------------------
+    def _as_tensors(self, x: Any) -> tuple[list[Tensor], list[Tensor]]:
+        """The inputs as a list of rank >= 2 tensors, and the tensors made here (to dispose)."""
+        if isinstance(x, dict):
+            missing = [name for name in self.input_names if name not in x]
+            if missing:
+                raise ValueError(f"No data provided for {missing}. Need data for each key in: {self.input_names}")
+            x = [x[name] for name in self.input_names]
+        xs = to_list(x) if isinstance(x, list | tuple) else [x]
+        made: list[Tensor] = []
+        tensors = []
+        for i, value in enumerate(xs):
+            dtype = self.inputs[i].dtype if i < len(self.inputs) else "float32"
+            t = value if isinstance(value, Tensor) else make_tensor(np.asarray(value), dtype=dtype)
+            if t is not value:
+                made.append(t)
+            if t.rank == 1:
+                t = ops.expand_dims(t, 1)
+                made.append(t)
+            tensors.append(t)
+        return tensors, made
+
+    def _check_input_data(self, xs: list[Tensor], check_batch_axis: bool) -> None:
+        names, shapes = self.input_names, self.feed_input_shapes
+        if len(xs) != len(names):
+            if len(names) > 1 and len(xs) == 1:
+                raise ValueError(
+                    f"The model expects {len(names)} input tensors, but only received one tensor. Found: array with "
+                    f"shape {list(xs[0].shape)}."
+                )
+            raise ValueError(
+                "Error when checking model: the list of tensors that you are passing to your model is not the size "
+                f"the model expected. Expected to see {len(names)} tensor(s), but instead got {len(xs)} tensor(s)."
+            )
+        for name, shape, x in zip(names, shapes, xs, strict=True):
+            if shape is None:
+                continue
+            if x.rank != len(shape):
+                raise ValueError(
+                    f"Error when checking input: expected {name} to have {len(shape)} dimension(s), but got array "
+                    f"with shape {list(x.shape)}"
+                )
+            for j, (ref, dim) in enumerate(zip(shape, x.shape, strict=True)):
+                if (j == 0 and not check_batch_axis) or ref is None:
+                    continue
+                if ref != dim:
+                    raise ValueError(
+                        f"Error when checking input: expected {name} to have shape {shape_str(shape)} but got "
+                        f"array with shape {list(x.shape)}."
+                    )
+
+    def _predict_loop(self, xs: list[Tensor], batch_size: int) -> Any:
+        def run() -> Any:
+            num_samples = xs[0].shape[0]
+            outs: list[list[Tensor]] = [[] for _ in self.outputs]
+            for start, end in make_batches(num_samples, batch_size):
+
+                def batch(start: int = start, end: int = end) -> list[Tensor]:
+                    feeds = [
+                        (s, slice_along_first_axis(x, start, end - start)) for s, x in zip(self.inputs, xs, strict=True)
+                    ]
+                    return execute(self.outputs, FeedDict(feeds))
+
+                for i, out in enumerate(tidy(batch)):
+                    outs[i].append(out)
+            return singleton_or_list([parts[0] if len(parts) == 1 else ops.concat(parts, 0) for parts in outs])
+
+        return tidy(run)
+
+    def predict(self, x: Any, batch_size: int | None = None, verbose: bool = False) -> Any:
+        """The outputs for input tensor(s) ``x`` (a list for several inputs, or a dict by input name), in batches."""
+        xs, made = self._as_tensors(x)
+        try:
+            self._check_input_data(xs, check_batch_axis=False)
+            batch_size = 32 if batch_size is None else batch_size
+            check_batch_size(batch_size)
+            if verbose:
+                raise NotImplementedError("verbose predict() is not implemented yet")
+            return self._predict_loop(xs, batch_size)
+        finally:
+            for t in made:
+                t.dispose()
+
+    def predict_on_batch(self, x: Any) -> Any:
+        """The outputs for one batch of input tensor(s) ``x``."""
+        xs, made = self._as_tensors(x)
+        try:
+            self._check_input_data(xs, check_batch_axis=True)
+            return self._predict_loop(xs, xs[0].shape[0] or 1)
+        finally:
+            for t in made:
+                t.dispose()
+
+    def execute(self, inputs: Tensor | Sequence[Tensor] | dict[str, Tensor], outputs: str | Sequence[str]) -> Any:
+        """The values of the symbolic tensors named ``outputs`` (intermediate ones too) for ``inputs``."""
+        if isinstance(outputs, list | tuple) and not outputs:
+            raise ValueError("outputs is an empty list, which is not allowed.")
+        names = to_list(outputs)
+        fetches = self.retrieve_symbolic_tensors(names)
+        if isinstance(inputs, Tensor):
+            inputs = [inputs]
+        if isinstance(inputs, dict):
+            missing = [x.name for x in self.inputs if x.name not in inputs]
+            if missing:
+                raise ValueError(f"No value is provided for the model's input(s) {missing}")
+            feeds = [(x, inputs[x.name]) for x in self.inputs]
+        else:
+            if len(inputs) != len(self.inputs):
+                raise ValueError(
+                    f"The number of inputs provided ({len(inputs)}) does not match the number of inputs of this "
+                    f"model ({len(self.inputs)})."
+                )
+            feeds = list(zip(self.inputs, inputs, strict=True))
+        result = tidy(lambda: execute(fetches, FeedDict(feeds)))  # casts of the feeds are freed with the scope
+        return result if isinstance(outputs, list | tuple) else result[0]
+
+    def retrieve_symbolic_tensors(self, names: Sequence[str]) -> list[SymbolicTensor]:
+        """The symbolic tensors of this model with the given names."""
+        found: list[SymbolicTensor | None] = [None] * len(names)
+        for layer in self.layers:
+            for node in layer.inbound_nodes:
+                for t in node.output_tensors:
+                    for i, name in enumerate(names):
+                        if found[i] is None and t.name == name:
+                            found[i] = t
+        missing = [n for n, t in zip(names, found, strict=True) if t is None]
+        if missing:
+            raise ValueError(f"Cannot find SymbolicTensors for output name(s): {missing}")
+        return found  # type: ignore[return-value]
+
+    # -- weights for saving -----------------------------------------------------------------------
+    def get_named_weights(self, trainable_only: bool = False) -> list[dict[str, Any]]:
+        """``[{'name': original name, 'tensor': variable}]`` in weight order (the variables themselves)."""
+        weights = self.trainable_weights if trainable_only else self.weights
+        return [{"name": w.original_name, "tensor": w.read()} for w in weights]
+
+
+@register_class
+class Functional(LayersModel):
+    """Keras's ``Functional`` class name (written by tf.keras >= 2.4): a ``LayersModel``."""
+
+
+register_class(LayersModel)
+
+
+def model(
+    inputs: SymbolicTensor | Sequence[SymbolicTensor],
+    outputs: SymbolicTensor | Sequence[SymbolicTensor],
+    name: str | None = None,
+) -> LayersModel:
+    """A functional model from symbolic ``inputs`` (``nf.input(...)``) to ``outputs``."""
+    return LayersModel(inputs=inputs, outputs=outputs, name=name)
+
+
+@register_class
+class Sequential(LayersModel):
+    """A model whose layers are applied one after the other."""
+
+    def __init__(self, layers: Sequence[Layer] | None = None, name: str | None = None) -> None:
+        super().__init__(inputs=[], outputs=[])
+        self.trainable = True
+        self.built = False
+        self.name = name if name is not None else get_uid("sequential_")
+        self.model: LayersModel | None = None
+        for layer in layers or ():
+            self.add(layer)
+
+    def _check_shape(self, layer: Layer) -> None:
+        shape = layer.inbound_nodes[0].output_tensors[0].shape
+        if any(d is not None and d < 0 for d in shape):
+            raise ValueError(
+                f"Negative dimension size caused by adding layer {layer.name} with input shape "
+                f"{list(layer.inbound_nodes[0].input_tensors[0].shape)}"
+            )
+
+    def add(self, layer: Layer) -> None:
+        """Append ``layer`` (or a single-input, single-output model) to the stack."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add: expected a Layer, got {type(layer).__name__}")
+        is_model = isinstance(layer, Container)
+        if is_model:
+            if len(layer.outputs) != 1:
+                raise ValueError(
+                    "All layers in a Sequential model should have a single output tensor. For multi-output layers, "
+                    "use the functional API."
+                )
+            if len(layer.inputs) != 1:
+                raise ValueError(
+                    "All layers in a Sequential model should have a single input tensor. For multi-input layers, "
+                    "use the functional API."
+                )
+        if not self.outputs:
+            if not layer.inbound_nodes:
+                if layer.batch_input_shape is None:
+                    raise ValueError(
+                        f"The first layer in a Sequential model must get an input_shape or batch_input_shape "
+                        f"argument (layer {layer.name} has neither)."
+                    )
+                x = make_input(batch_shape=layer.batch_input_shape, dtype=layer.dtype, name=f"{layer.name}_input")
+                layer.apply(x)
+            if is_model:
+                self.outputs = list(layer.outputs)
+                self.inputs = list(layer.inputs)
+            else:
+                if len(layer.inbound_nodes) != 1:
+                    raise ValueError(
+                        "A layer added to a Sequential model must not already be connected somewhere else. "
+                        f"Sequential received layer {layer.name} which has {len(layer.inbound_nodes)} pre-existing "
+                        "inbound connections."
+                    )
+                if len(layer.inbound_nodes[0].output_tensors) != 1:
+                    raise ValueError(
+                        "All layers in a Sequential model should have a single output tensor. For multi-output "
+                        "layers, use the functional API."
+                    )
+                self._check_shape(layer)
+                self.outputs = [layer.inbound_nodes[0].output_tensors[0]]
+                self.inputs = get_source_inputs(self.outputs[0])
+            self.inbound_nodes = []
+            Node(
+                self, [], [], [], self.inputs, self.outputs, [None] * len(self.inputs), [None],
+                [x.shape for x in self.inputs], [self.outputs[0].shape],
+            )  # fmt: skip
+        else:
+            output = layer.apply(self.outputs[0])
+            if isinstance(output, list | tuple):
+                raise TypeError(
+                    "All layers in a Sequential model should have a single output tensor. For multi-output layers, "
+                    "use the functional API."
+                )
+            self._check_shape(layer)
+            self.outputs = [output]
+            self.inbound_nodes[0].output_tensors = self.outputs
+            self.inbound_nodes[0].output_shapes = [self.outputs[0].shape]
+        self.layers.append(layer)
+        self.built = False
+        self.model = None
+
+    def pop(self) -> None:
+        """Remove the last layer (its weights stay; dispose it if it is no longer needed)."""
+        if not self.layers:
+            raise TypeError("There are no layers in the model.")
+        self.layers.pop()
+        if not self.layers:
+            self.outputs = []
+            self.inbound_nodes = []
+            self.outbound_nodes = []
+        else:
+            last = self.layers[-1]
+            last.outbound_nodes = []
+            self.outputs = [last.output]
+            self.inbound_nodes[0].output_tensors = self.outputs
+            self.inbound_nodes[0].output_shapes = [self.outputs[0].shape]
+        self.built = False
+        self.model = None
+
+    def build(self, input_shape: Any = None) -> None:
+        """Create the internal functional model (the layers are already built)."""
+        if not self.inputs or not self.outputs:
+            raise TypeError("Sequential model cannot be built: model is empty. Add some layers first.")
+        self.model = LayersModel(inputs=self.inputs, outputs=self.outputs[0], name=f"{self.name}_model")
+        self.model.trainable = self.trainable
+        self.supports_masking = self.model.supports_masking
+        self.input_layers = self.model.input_layers
+        self.input_layers_node_indices = self.model.input_layers_node_indices
+        self.input_layers_tensor_indices = self.model.input_layers_tensor_indices
+        self.output_layers = self.model.output_layers
+        self.output_layers_node_indices = self.model.output_layers_node_indices
+        self.output_layers_tensor_indices = self.model.output_layers_tensor_indices
+        self.nodes_by_depth = self.model.nodes_by_depth
+        self.container_nodes = self.model.container_nodes
+        self.output_names = self.model.output_names
+        self.input_names = self.model.input_names
+        self.feed_input_names = self.model.feed_input_names
+        self.feed_input_shapes = self.model.feed_input_shapes
+        self.built = True
+
+    def _ensure_model(self) -> LayersModel:
+        if self.model is None or not self.built:
+            self.build()
+        return self.model  # type: ignore[return-value]
+
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
+        """Run the stack on ``inputs``."""
+        return self._ensure_model().call(inputs, **kwargs)
+
+    def count_params(self) -> int:
+        """The number of scalars in the weights."""
+        self._ensure_model()
+        return super().count_params()
+
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Sequence[float] | None = None,
+        print_fn: Callable[[str], Any] = print,
+    ) -> None:
+        """Print the table of layers, output shapes and parameter counts (TF.js's format)."""
+        self._ensure_model()
+        super().summary(line_length, positions, print_fn)
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Assign every weight, in ``weights`` order."""
+        self._ensure_model().set_weights(weights)
+
+    def predict(self, x: Any, batch_size: int | None = None, verbose: bool = False) -> Any:
+        """The output for input tensor ``x``, computed in batches."""
+        return self._ensure_model().predict(x, batch_size=batch_size, verbose=verbose)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        """The output for one batch ``x``."""
+        return self._ensure_model().predict_on_batch(x)
+
+    def execute(self, inputs: Any, outputs: Any) -> Any:
+        """The values of the symbolic tensors named ``outputs`` for ``inputs``."""
+        return self._ensure_model().execute(inputs, outputs)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        """The output shape of the stack for ``input_shape``."""
+        return self._ensure_model().compute_output_shape(input_shape)
+
+    def get_config(self) -> dict[str, Any]:
+        """``{'name', 'layers': [{'class_name', 'config'}, ...]}``."""
+        return {
+            "name": self.name,
+            "layers": [{"class_name": layer.get_class_name(), "config": layer.get_config()} for layer in self.layers],
+        }
+
+    @classmethod
+    def from_config(
+        cls, config: Any, custom_objects: dict[str, Any] | None = None, fast_weight_init: bool = False
+    ) -> Sequential:
+        """A Sequential from its config (a dict with ``layers``, or the legacy list of layer configs)."""
+        if isinstance(config, list):
+            if not config or "class_name" not in config[0] or config[0]["class_name"] == "Merge":
+                raise ValueError("Legacy serialization format not supported yet.")
+            layer_configs, extra = config, {}
+        else:
+            if config.get("layers") is None:
+                raise ValueError("The config of a Sequential model must be a list or a dict with a 'layers' field.")
+            extra = {k: v for k, v in config.items() if k != "layers"}
+            layer_configs = config["layers"]
+        model = cls(name=extra.get("name"))
+        for layer_config in layer_configs:
+            layer = deserialize_layer(layer_config, custom_objects, fast_weight_init)
+            if fast_weight_init:
+                layer.set_fast_weight_init_during_build(True)
+            model.add(layer)
+        return model
+
+
+def sequential(layers: Sequence[Layer] | None = None, name: str | None = None) -> Sequential:
+    """A model that applies ``layers`` one after the other."""
+    return Sequential(layers=layers, name=name)
+
+
+__all__ = [
+    "Functional", "LayersModel", "Sequential", "check_batch_size", "make_batches", "model", "sequential",
+    "slice_along_first_axis",
+]  # fmt: skip
