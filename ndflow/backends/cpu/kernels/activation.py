@@ -27,10 +27,15 @@ def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
 @cpu_kernel("Sigmoid")
 def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = values_of(backend, x).astype(np.float32, copy=False)
-    result = np.exp(-values)
-    result += 1
-    np.reciprocal(result, out=result)
+    values = values_of(backend, x)
+    if values.dtype.kind != "f":
+        values = values.astype(np.float32)
+    result = np.exp(np.negative(values), dtype=values.dtype)
+    if result.ndim:  # in place when there is an array to reuse (rank 0 gives a numpy scalar)
+        result += 1
+        np.reciprocal(result, out=result)
+    else:
+        result = np.reciprocal(result + 1)
     return out(backend, result, "float32")
 
 

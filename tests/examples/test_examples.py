@@ -1,0 +1,141 @@
+"""Every script in ``examples/`` runs as a subprocess and prints what its seed document promises."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+TIMEOUT_S = 120
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("NDFLOW_FLAGS", None)
+    return env
+
+
+def _run(path: Path) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(
+            [sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT, env=_env()
+        )
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(exc.cmd, -9, exc.stdout or "", f"killed after {TIMEOUT_S} s")
+
+
+@pytest.fixture(scope="module")
+def outputs() -> dict[str, subprocess.CompletedProcess]:
+    """Every example run once, as many at a time as there are CPUs (each is mostly interpreter start-up)."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return dict(zip([p.name for p in EXAMPLES], pool.map(_run, EXAMPLES), strict=True))
+
+
+def _costs(lines: list[str]) -> list[float]:
+    return [float(m.group(2)) for line in lines if (m := re.match(r"last average cost \((\d+)\): (\S+)", line))]
+
+
+def check_intro_deeplearn(lines: list[str]) -> None:
+    assert "mean squared difference: 9.0" in lines
+    assert "arrays left by the scope: 0" in lines
+    assert "output tensor shape: [1]" in lines
+    costs = _costs(lines)
+    assert len(costs) == 10 and costs[-1] < costs[0], costs
+    inference = lines.index("---inference output---")
+    assert lines[inference + 1] == "shape: [1]"
+    assert float(lines[inference + 2].removeprefix("value: ")) == pytest.approx(0.4, abs=0.05)
+    assert "arrays left at the end: 0" in lines
+
+
+def check_train_linear(lines: list[str]) -> None:
+    costs = _costs(lines)
+    assert len(costs) == 10 and costs[-1] < costs[0], costs
+    assert lines[-1].startswith("input [0.1, 0.2, 0.3] -> ")
+    assert float(lines[-1].split("-> ")[1].split()[0]) == pytest.approx(0.4, abs=1e-3)
+
+
+def check_leak_demo(lines: list[str]) -> None:
+    phases: dict[str, list[int]] = {}
+    current = None
+    for line in lines:
+        if m := re.match(r"== (\w[\w ]*) ==", line):
+            current = m.group(1)
+            phases[current] = []
+        elif m := re.match(r"frame \d+: num_tensors = (\d+)", line):
+            phases[current].append(int(m.group(1)))
+    leaky, disposed, tidied = phases["leaky"], phases["dispose"], phases["tidy"]
+    assert all(b > a for a, b in zip(leaky, leaky[1:], strict=False)), leaky  # growth ...
+    assert len(set(disposed)) == 1 and len(set(tidied)) == 1, (disposed, tidied)  # ... then none
+    finder = lines[lines.index("== leak finder ==") + 1 :]
+    assert finder[0].startswith("3 tensor(s) were dropped without dispose()")
+    assert all(re.match(r"  leak_demo\.py:\d+: tensor \d+ float32\[1, 32\]", line) for line in finder[1:4])
+
+
+def check_backends(lines: list[str]) -> None:
+    assert lines[0] == "registered backends (highest priority first):"
+    assert any(line.startswith("  cpu") for line in lines)
+    assert "cpu: sum(square([1, 2, 3])) = 14.0 (computed on 'cpu')" in lines
+    assert "after set_backend('cpu-b'): a is still on 'cpu' (nothing moved yet)" in lines
+    assert any(line.startswith("after b = a + 1: a is on 'cpu-b', b on 'cpu-b'") for line in lines)
+    assert "memory: num_tensors=0" in lines and "cpu-b" not in lines[-1]  # the demo backend is removed
+
+
+def check_async_reads(lines: list[str]) -> None:
+    assert "await y.data()  -> [7.0, 10.0, 15.0, 22.0]" in lines
+    assert "await y.array() -> [[7.0, 10.0], [15.0, 22.0]]" in lines
+    assert "gathered sum, mean, max -> [54.0, 13.5, 22.0]" in lines
+    ticks = next(line for line in lines if line.startswith("total "))
+    assert int(re.search(r"ticker ran (\d+) times", ticks).group(1)) >= 1
+    assert any(line.startswith("await a.val(2) -> 30.0") for line in lines)
+    assert any(line.startswith("tidy(async fn) -> TypeError") for line in lines)
+    assert lines[-1] == "num_tensors at the end: 0"
+
+
+def check_warmup(lines: list[str]) -> None:
+    assert any(line.startswith("first call (cold): wall ") for line in lines)
+    assert any(line.startswith("after warm-up: median of 20 runs") for line in lines)
+    assert "prediction shape: [32, 10]; rows sum to 1.0000" in lines
+    assert lines[-1] == "num_tensors at the end: 0"
+
+
+def check_debug_mode(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    assert re.search(r"\[ndflow\] BatchMatMul +\d+\.\d+ ms +2D \[2, 2\]", text)
+    assert re.search(r"\[ndflow\] Softmax ", text)
+    assert "caught ComputationError: The result of the 'Log' kernel contains Infinity" in text
+    assert "math.sum(math.square([1, 2, 3])) = 14.0" in lines
+    assert re.search(r"kernels: \['BatchMatMul', 'Relu', 'Mean'\]", text)
+    assert lines[-1] == "num_tensors at the end: 0"
+
+
+CHECKS: dict[str, Callable[[list[str]], None]] = {
+    "intro_deeplearn.py": check_intro_deeplearn,
+    "train_linear.py": check_train_linear,
+    "leak_demo.py": check_leak_demo,
+    "backends.py": check_backends,
+    "async_reads.py": check_async_reads,
+    "warmup.py": check_warmup,
+    "debug_mode.py": check_debug_mode,
+}
+
+
+def test_every_example_has_a_check():
+    assert {p.name for p in EXAMPLES} >= set(CHECKS), "an example listed here is missing from examples/"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_and_prints_what_it_promises(path: Path, outputs):
+    proc = outputs[path.name]
+    assert proc.returncode == 0, f"{path.name} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    lines = proc.stdout.splitlines()
+    check = CHECKS.get(path.name)
+    if check is not None:  # a new example without a check still has to run cleanly
+        check(lines)
