@@ -6,17 +6,33 @@ import argparse
 import sys
 
 
+def _versions() -> list[str]:
+    import importlib.metadata as md
+    import platform
+
+    out = [f"python {platform.python_version()}"]
+    for package in ("numpy", "torch", "wgpu", "tqdm"):
+        try:
+            out.append(f"{package} {md.version(package)}")
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
 def _info() -> int:
     import ndflow as nf
 
-    print(f"ndflow {nf.__version__}")
+    print(f"ndflow {nf.__version__} ({', '.join(_versions())})")
     active = nf.get_backend()
     from ndflow.backends import coverage
 
     print("backends (highest priority first):")
     for name, kernels in coverage().items():
         mark = " (active)" if name == active else ""
-        print(f"  {name}{mark}: {len(kernels)} kernels")
+        backend = nf.find_backend(name)
+        where = getattr(backend, "description", None) if backend is not None else "failed to initialize"
+        detail = f", {where()}" if callable(where) else (f", {where}" if where else "")
+        print(f"  {name}{mark}: {len(kernels)} kernels{detail}")
     print("flags:")
     for name, value in nf.env().features().items():
         print(f"  {name} = {value}")
@@ -28,8 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a short tour: tensors, tidy, memory, async reads, debug mode")
     demo.add_argument("--backend", default=None, help="backend to run the tour on (default: the best available)")
+    predict = sub.add_parser("predict", help="run a graph or layers model on an input and time it", add_help=False)
+    predict.add_argument("rest", nargs=argparse.REMAINDER)
     sub.add_parser("info", help="version, backends and flags")
     args = parser.parse_args(argv)
+    if args.command == "predict":
+        from .converter.cli_predict import main as predict_main
+
+        return predict_main(args.rest)
     if args.command == "info":
         return _info()
     from .demo import run_demo

@@ -64,6 +64,41 @@ def run_demo(backend: str | None = None) -> int:
         print(f"  caught: {exc}")
     nf.env().set("DEBUG", False)
 
+    _section("autodiff and an optimizer")
+    x = nf.tensor([1.0, 2.0, 3.0])
+    dx = nf.grad(lambda t: nf.sum(t * t * t))(x)
+    print(f"d/dx sum(x^3) at {x.data_sync().tolist()} = {dx.data_sync().tolist()}")
+    w = nf.variable(nf.zeros([1]), name="demo_w")
+    opt = nf.train.sgd(0.1)
+    for _ in range(50):
+        opt.minimize(lambda: nf.mean(nf.square(nf.sub(nf.mul(w, x), nf.mul(x, 2.0)))))
+    print(f"fit y = 2x with sgd: w = {w.data_sync()[0]:.4f}")
+    nf.dispose([x, dx])
+    opt.dispose()
+    w.dispose()
+
+    _section("leak finder (beyond TF.js)")
+    nf.env().set("TRACK_LEAKS", True)
+
+    def leaky() -> None:
+        nf.ones([16, 16])  # created and dropped without dispose()
+
+    leaky()
+    for report in nf.leaks():
+        print(f"  {report}")
+    nf.env().set("DISPOSE_UNREACHABLE", True)  # free what leaked
+    nf.memory()
+    nf.env().set("DISPOSE_UNREACHABLE", False)
+    nf.env().set("TRACK_LEAKS", False)
+
+    _section("deeplearn.js 0.x API")
+    import ndflow.legacy as dl
+
+    math = dl.NDArrayMathCPU()
+    msd = math.scope(lambda keep, track: math.mean(math.square(math.sub(a, b))))
+    print(f"math.scope(lambda keep, track: ...) -> {msd.getValues()}")
+    msd.dispose()
+
     nf.dispose([a, b, y])
     print(f"\nfinal memory: {nf.memory()}")
     return 0

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Library code; a creation site is the first frame outside these (ndflow's demo and CLI count as users).
+_LIBRARY_DIRS = tuple(
+    os.path.join(_PACKAGE_DIR, d) + os.sep
+    for d in ("core", "ops", "backends", "gradients", "io", "layers", "train", "converter", "legacy")
+) + (os.path.join(_PACKAGE_DIR, "__init__.py"),)
 
 
 class LeakError(AssertionError):
@@ -62,7 +67,7 @@ class _Watched:
 def creation_site() -> str:
     """``file:line`` of the first frame outside the ndflow package (the user's call)."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
         frame = frame.f_back
     if frame is None:
         return "<unknown>"

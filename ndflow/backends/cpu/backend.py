@@ -72,5 +72,15 @@ class CPUBackend(Backend):
     def memory(self) -> dict[str, Any]:
         return {"unreliable": False, "reasons": []}
 
+    def description(self) -> str:
+        """What ``ndflow info`` shows: the numpy and BLAS this backend computes with."""
+        blas = "unknown BLAS"
+        try:
+            config = np.show_config(mode="dicts")
+            blas = config["Build Dependencies"]["blas"]["name"]
+        except Exception:  # show_config's layout differs between numpy versions
+            pass
+        return f"numpy {np.__version__} ({blas})"
+
     def dispose(self) -> None:
         self.data.clear()
