@@ -22,7 +22,8 @@ def _versions() -> list[str]:
 def _info() -> int:
     import ndflow as nf
 
-    print(f"ndflow {nf.__version__} ({', '.join(_versions())})")
+    print(f"ndflow {nf.__version__}")
+    print(f"with {', '.join(_versions())}")
     active = nf.get_backend()
     from ndflow.backends import coverage
 

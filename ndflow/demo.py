@@ -68,7 +68,7 @@ def run_demo(backend: str | None = None) -> int:
     x = nf.tensor([1.0, 2.0, 3.0])
     dx = nf.grad(lambda t: nf.sum(t * t * t))(x)
     print(f"d/dx sum(x^3) at {x.data_sync().tolist()} = {dx.data_sync().tolist()}")
-    w = nf.variable(nf.zeros([1]), name="demo_w")
+    w = nf.tidy(lambda: nf.variable(nf.zeros([1]), name="demo_w"))  # the zeros are freed, w keeps its data
     opt = nf.train.sgd(0.1)
     for _ in range(50):
         opt.minimize(lambda: nf.mean(nf.square(nf.sub(nf.mul(w, x), nf.mul(x, 2.0)))))
