@@ -35,3 +35,16 @@ __all__ = [
     "activation", "activations", "constraints", "dense", "deserialize_layer", "dropout", "flatten", "initializers",
     "input_layer", "model", "regularizers", "reshape", "sequential", "serialization",
 ]  # fmt: skip
+
+# -- convolutional, pooling and normalization layers (issue 5, CNN family) -------------------------
+from . import convolutional, convolutional_depthwise, convolutional_transpose, normalization, pooling  # noqa: E402
+from .convolutional import *  # noqa: E402, F403
+from .convolutional_depthwise import *  # noqa: E402, F403
+from .convolutional_transpose import *  # noqa: E402, F403
+from .normalization import *  # noqa: E402, F403
+from .pooling import *  # noqa: E402, F403
+
+__all__ += [
+    *convolutional.__all__, *convolutional_depthwise.__all__, *convolutional_transpose.__all__,
+    *normalization.__all__, *pooling.__all__,
+]  # fmt: skip
