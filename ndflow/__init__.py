@@ -7,6 +7,7 @@ from . import (
     ops,
     train,
 )
+from .converter import GraphModel, load_graph_model
 from .core import dtypes
 from .core.backend import Backend
 from .core.dtypes import upcast_type
@@ -104,7 +105,7 @@ __all__ = [
     "unregister_gradient", "unregister_kernel",
     "layers", "initializers", "regularizers", "constraints", "serialization", "sequential", "model",
     "Sequential", "LayersModel", "SymbolicTensor", "LayerVariable", "InputSpec",
-    "io", "LeakError", "LeakReport", "expect_no_leaks", "leaks",
+    "GraphModel", "load_graph_model", "io", "LeakError", "LeakReport", "expect_no_leaks", "leaks",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",
     "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",

@@ -1,0 +1,508 @@
+"""Runs a :class:`~ndflow.converter.plan.Graph`: ``execute`` follows a precomputed plan, ``execute_async``
+schedules nodes as their inputs become ready, with control-flow frames (TF.js's ``GraphExecutor``).
+
+``execute`` computes, once per set of inputs and outputs, the nodes needed in topological order and
+frees each intermediate tensor right after its last consumer ran (weights and inputs are never freed);
+it refuses graphs with control flow or data-dependent ops, naming them. ``execute_async`` runs any
+graph: a stack of ready nodes, each tagged with the frame stack it runs in (see ``control_flow``),
+Switch outputs only on the taken branch, Merge ready when one input is; tensors are freed when all
+their consumers in the same frame ran, and everything left over at the end.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .. import ops
+from ..core.engine import ENGINE
+from ..core.tensor import Tensor
+from .control_flow import ROOT, ExecutionContext, ResourceManager
+from .graph import Node, parse_input
+from .plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow, is_dynamic
+from .registry import get_mapper
+
+NamedTensors = dict[str, Tensor]
+
+
+def node_error(node: Node, exc: BaseException) -> BaseException:
+    """``exc`` with the node's name and op in front of its message (same exception type when possible)."""
+    prefix = f"graph model node '{node.name}' ({node.op}): "
+    if str(exc).startswith("graph model node"):
+        return exc
+    try:
+        new = type(exc)(prefix + str(exc))
+    except Exception:  # exception types with other constructors keep their message, plus a note
+        exc.add_note(prefix.rstrip(": "))
+        return exc
+    return new
+
+
+def as_list(out: Any) -> list[Tensor | None]:
+    """A mapper's result as a list of tensors (a tensor, a list/tuple of them, or None)."""
+    if out is None:
+        return []
+    if isinstance(out, Tensor):
+        return [out]
+    return list(out)
+
+
+def _unalias(outs: list[Tensor | None], inputs: Sequence[Tensor | None]) -> list[Tensor | None]:
+    """Clone outputs that are one of the node's (non-kept) inputs, so that freeing one frees not the other."""
+    ids = {id(t) for t in inputs if t is not None}
+    if not ids:
+        return outs
+    return [ops.clone(t) if t is not None and id(t) in ids and not t.kept else t for t in outs]
+
+
+def run_sync(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> list[Tensor | None]:
+    """Run a node's mapper in its own scope (tensors it makes and does not return are freed)."""
+    fn = get_mapper(node.op)
+    if fn is None:
+        raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
+    ENGINE.start_scope(node.name)
+    outs: list[Tensor | None] = []
+    try:
+        result = fn(node, inputs, ctx)
+        if inspect.isawaitable(result):
+            getattr(result, "close", lambda: None)()
+            raise RuntimeError(
+                f"the execution of the op '{node.op}' returned an awaitable; use model.execute_async() instead"
+            )
+        outs = _unalias(as_list(result), inputs)
+    except Exception as exc:
+        ENGINE.end_scope(None)
+        raise node_error(node, exc) from exc
+    ENGINE.end_scope(outs)
+    return outs
+
+
+def start_node(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> Any:
+    """Run a node's mapper up to its first await: its outputs, or an awaitable of them (a coroutine
+    mapper runs outside any scope: it frees what it makes)."""
+    fn = get_mapper(node.op)
+    if fn is None:
+        raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
+    ENGINE.start_scope(node.name)
+    try:
+        result = fn(node, inputs, ctx)
+    except Exception as exc:
+        ENGINE.end_scope(None)
+        raise node_error(node, exc) from exc
+    if not inspect.isawaitable(result):
+        outs = _unalias(as_list(result), inputs)
+        ENGINE.end_scope(outs)
+        return outs
+    ENGINE.end_scope(None)
+    return _finish(node, inputs, result)
+
+
+async def _finish(node: Node, inputs: list[Tensor | None], result: Any) -> list[Tensor | None]:
+    try:
+        return _unalias(as_list(await result), inputs)
+    except Exception as exc:
+        raise node_error(node, exc) from exc
+
+
+def output_name(name: str) -> tuple[str, int]:
+    """``"node:1"`` -> (node, 1)."""
+    node, index, _ = parse_input(name)
+    return node, index
+
+
+class GraphExecutor:
+    """Executes a graph (or a library function's body) with the model's weights."""
+
+    def __init__(self, graph: Graph, parent: GraphExecutor | None = None) -> None:
+        self.graph = graph
+        self.parent = parent
+        self._weights: NamedTensors = {}
+        self._weight_ids: set[int] = set()
+        self._resources = ResourceManager()
+        self._plans: dict[tuple[tuple[str, ...], tuple[str, ...]], Plan] = {}
+        self._dynamic: dict[tuple[tuple[str, ...], tuple[str, ...]], bool] = {}
+        self.signature_inputs: dict[str, str] = {}  # signature key -> tensor name
+        self.signature_outputs: dict[str, str] = {}
+        self._functions: dict[str, GraphExecutor] = {}
+        if parent is None:
+            self._functions = {name: GraphExecutor(fn, self) for name, fn in graph.functions.items()}
+
+    # -- state -----------------------------------------------------------------------------------
+    @property
+    def weights(self) -> NamedTensors:
+        """Weights by Const node name (shared with function bodies)."""
+        return self.parent.weights if self.parent is not None else self._weights
+
+    @weights.setter
+    def weights(self, weights: NamedTensors) -> None:
+        """Set the weights (the executor owns them: ``dispose`` frees them)."""
+        self._weights = dict(weights)
+        self._weight_ids = {t.id for t in weights.values()}
+
+    @property
+    def weight_ids(self) -> set[int]:
+        """Ids of the weight tensors (never freed by a run)."""
+        return self.parent.weight_ids if self.parent is not None else self._weight_ids
+
+    @property
+    def resources(self) -> ResourceManager:
+        """The model's hash tables (shared with the initializer and the function bodies)."""
+        return self.parent.resources if self.parent is not None else self._resources
+
+    @resources.setter
+    def resources(self, resources: ResourceManager) -> None:
+        """Share a resource manager (the initializer uses the model's)."""
+        self._resources = resources
+
+    @property
+    def functions(self) -> dict[str, GraphExecutor]:
+        """Executors of the library functions by name."""
+        return self.parent.functions if self.parent is not None else self._functions
+
+    def dispose(self) -> None:
+        """Free every weight."""
+        for t in self._weights.values():
+            t.dispose()
+
+    # -- inputs and outputs ----------------------------------------------------------------------
+    def map_inputs(self, inputs: Mapping[str, Tensor]) -> NamedTensors:
+        """Signature keys -> tensor names; other names as given."""
+        return {self.signature_inputs.get(k, k): t for k, t in inputs.items()}
+
+    def map_outputs(self, outputs: Sequence[str]) -> list[str]:
+        """Signature keys -> tensor names; other names as given."""
+        return [self.signature_outputs.get(o, o) for o in outputs]
+
+    def check_inputs(self, inputs: Mapping[str, Tensor]) -> None:
+        """Every key names a node; shapes and dtypes agree with the placeholders' attributes."""
+        unknown = [k for k in inputs if output_name(k)[0] not in self.graph.nodes]
+        if unknown:
+            raise ValueError(f"The dict provided in model.execute(dict) has keys: {unknown} that are not part of graph")
+        for name, t in inputs.items():
+            if not isinstance(t, Tensor):
+                raise TypeError(f"model.execute: input '{name}' must be a Tensor, got {type(t).__name__}")
+            node = self.graph.nodes[output_name(name)[0]]
+            shape = node.shape("shape")
+            if shape is not None and node.has("shape"):
+                if len(shape) != t.rank or any(s != -1 and s != d for s, d in zip(shape, t.shape, strict=False)):
+                    raise ValueError(
+                        f"The shape of dict['{node.name}'] provided in model.execute(dict) must be {shape}, "
+                        f"but was {list(t.shape)}"
+                    )
+            dtype = node.dtype("dtype") if node.has("dtype") else None
+            if dtype is not None and t.dtype != dtype:
+                raise ValueError(
+                    f"The dtype of dict['{node.name}'] provided in model.execute(dict) must be {dtype}, "
+                    f"but was {t.dtype}"
+                )
+
+    def check_outputs(self, outputs: Sequence[str]) -> None:
+        """Every output names a node."""
+        for name in outputs:
+            if output_name(name)[0] not in self.graph.nodes:
+                raise ValueError(f"The output '{name}' is not found in the graph")
+
+    def default_outputs(self) -> list[str]:
+        """The graph's outputs as ``node`` / ``node:index`` names."""
+        return [f"{n}:{i}" if i else n for n, i in self.graph.outputs]
+
+    # -- execute (precomputed plan) --------------------------------------------------------------
+    def plan_for(self, input_names: Sequence[str], outputs: Sequence[str]) -> Plan:
+        """The cached plan for these inputs and outputs (RuntimeError when they need execute_async)."""
+        in_nodes = tuple(sorted({output_name(n)[0] for n in input_names}))
+        out_nodes = tuple(dict.fromkeys(output_name(n)[0] for n in outputs))
+        key = (in_nodes, tuple(sorted(out_nodes)))
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        sub = execution_subgraph(self.graph, in_nodes, out_nodes, self.weights)
+        if sub.dynamic:
+            by_op: dict[str, list[str]] = {}
+            for n in sub.dynamic:
+                by_op.setdefault(self.graph.nodes[n].op, []).append(n)
+            listed = "; ".join(
+                f"{op} ({', '.join(repr(n) for n in names[:3])}{', ...' if len(names) > 3 else ''})"
+                for op, names in sorted(by_op.items())
+            )
+            raise RuntimeError(
+                f"This execution contains nodes with control flow or dynamic ops: {listed}. Please use "
+                f"model.execute_async() instead. Alternatively, to avoid the dynamic ops, specify the inputs "
+                f"{sub.sync_inputs}"
+            )
+        if sub.missing_inputs:
+            raise ValueError(
+                f"Cannot compute the outputs {list(outputs)} from the provided inputs {list(input_names)}. "
+                f"Missing the following inputs: {sub.missing_inputs}"
+            )
+        plan = compile_plan(self.graph, in_nodes, list(out_nodes), sub)
+        self._plans[key] = plan
+        return plan
+
+    def execute(self, inputs: Mapping[str, Tensor], outputs: Sequence[str] | None = None) -> list[Tensor]:
+        """Run the graph on ``inputs`` (tensor name -> Tensor); the tensors of ``outputs``, in order."""
+        inputs = self.map_inputs(inputs)
+        self.check_inputs(inputs)
+        outputs = self.map_outputs(outputs or self.default_outputs())
+        self.check_outputs(outputs)
+        plan = self.plan_for(list(inputs), outputs)
+        ctx = ExecutionContext(self.weights, functions=self.functions, resources=self.resources)
+        weights = self.weights
+        tensors: dict[str, list[Tensor | None]] = {}
+        for name, t in inputs.items():
+            node, index = output_name(name)
+            tensors.setdefault(node, [None] * (index + 1))
+            tensors[node].extend([None] * (index + 1 - len(tensors[node])))
+            tensors[node][index] = t
+        keep_ids = {t.id for t in inputs.values()} | self.weight_ids
+        results: list[Tensor] = []
+        ENGINE.start_scope("GraphModel.execute")
+        try:
+            for node, free in zip(plan.order, plan.free_after, strict=True):
+                if node.name not in tensors and node.name not in weights:
+                    args = [_lookup(tensors, weights, src, i, node) for src, i in node.inputs]
+                    tensors[node.name] = run_sync(node, args, ctx)
+                for name in free:
+                    for t in tensors.pop(name, ()):
+                        if t is not None and not t.kept and t.id not in keep_ids:
+                            t.dispose()
+            for name in outputs:
+                node_name, index = output_name(name)
+                t = _lookup(tensors, weights, node_name, index, None)
+                results.append(ops.clone(t) if t.kept or t.id in keep_ids else t)
+        except BaseException:
+            ENGINE.end_scope(None)
+            raise
+        ENGINE.end_scope(results)
+        return results
+
+    # -- execute_async (dynamic schedule) --------------------------------------------------------
+    async def execute_async(self, inputs: Mapping[str, Tensor], outputs: Sequence[str] | None = None) -> list[Tensor]:
+        """Run any graph (control flow, dynamic shapes); plain graphs take the ``execute`` plan."""
+        mapped = self.map_inputs(inputs)
+        self.check_inputs(mapped)
+        names = self.map_outputs(outputs or self.default_outputs())
+        self.check_outputs(names)
+        if not self.needs_async(list(mapped), names):
+            return self.execute(mapped, names)
+        return await self._execute_async(mapped, names, False, None, None)
+
+    def needs_async(self, input_names: Sequence[str], outputs: Sequence[str]) -> bool:
+        """Whether computing ``outputs`` from these inputs runs control flow or dynamic ops (cached)."""
+        in_nodes = tuple(sorted({output_name(n)[0] for n in input_names}))
+        out_nodes = tuple(sorted({output_name(n)[0] for n in outputs}))
+        key = (in_nodes, out_nodes)
+        if key not in self._dynamic:
+            sub = execution_subgraph(self.graph, in_nodes, out_nodes, self.weights)
+            self._dynamic[key] = bool(sub.dynamic)
+        return self._dynamic[key]
+
+    async def execute_function_async(
+        self, args: Sequence[Tensor], tensor_arrays: dict[int, Any], tensor_lists: dict[int, Any]
+    ) -> list[Tensor]:
+        """Run a library function's body on positional ``args`` (If/While), sharing arrays and lists."""
+        if len(args) != len(self.graph.inputs):
+            raise ValueError(f"function '{self.graph.name}' takes {len(self.graph.inputs)} arguments, got {len(args)}")
+        mapped = dict(zip(self.graph.inputs, args, strict=True))
+        return await self._execute_async(mapped, self.default_outputs(), True, tensor_arrays, tensor_lists)
+
+    async def _execute_async(
+        self,
+        inputs: NamedTensors,
+        outputs: list[str],
+        is_function: bool,
+        tensor_arrays: dict[int, Any] | None,
+        tensor_lists: dict[int, Any] | None,
+    ) -> list[Tensor]:
+        ctx = ExecutionContext(self.weights, tensor_arrays, tensor_lists, self.functions, self.resources)
+        tensor_map: dict[str, list[Tensor | None]] = {}
+        keep_ids = {t.id for t in inputs.values()} | self.weight_ids
+        try:
+            await self._run_control_flow(inputs, ctx, outputs, tensor_map)
+            results = [_get_tensor(*output_name(n), tensor_map, ctx) for n in outputs]
+        except BaseException:
+            _free_all(tensor_map, keep_ids)
+            if self.parent is None:
+                ctx.dispose(keep_ids)
+            raise
+        dead = [n for n, t in zip(outputs, results, strict=True) if t is None]
+        if dead:
+            _free_all(tensor_map, keep_ids)
+            if self.parent is None:
+                ctx.dispose(keep_ids)
+            raise ValueError(f"The outputs {dead} were not computed (they lie on a branch that did not run)")
+        final: list[Tensor] = []
+        for t in results:
+            if not is_function and (t.kept or t.id in keep_ids):
+                t = ops.clone(t)
+            final.append(t)
+        keep_ids |= {t.id for t in final}
+        _free_all(tensor_map, keep_ids)
+        if self.parent is None:
+            ctx.dispose(keep_ids)
+        return final
+
+    async def _run_control_flow(
+        self,
+        inputs: NamedTensors,
+        ctx: ExecutionContext,
+        outputs: list[str],
+        tensor_map: dict[str, list[Tensor | None]],
+    ) -> None:
+        """Run nodes as they become ready, filling ``tensor_map`` (keys: node name + frame id)."""
+        graph = self.graph
+        out_nodes = [output_name(n)[0] for n in outputs]
+        in_nodes = [output_name(n)[0] for n in inputs]
+        sub = execution_subgraph(graph, in_nodes, out_nodes, self.weights)
+        tensor_map.update((name, [t]) for name, t in self.weights.items())
+        for name, t in inputs.items():
+            node, index = output_name(name)
+            entry = tensor_map[node] = [None] * (index + 1)
+            entry[index] = t
+        to_keep = {t.id for ts in tensor_map.values() for t in ts if t is not None}
+        counts: dict[int, int] = {}
+        added: set[str] = set()
+        out_set = set(out_nodes)
+        stack = [(n, ctx.frames) for n in [*in_nodes, *graph.weights, *graph.init_nodes]]
+        # As TF.js: ops of the control/dynamic kind are asynchronous there, so their results are taken
+        # in only once no other node is ready; loop variables then advance iteration by iteration together.
+        while stack:
+            pending: list[tuple[Node, str, Any, Any]] = []
+            try:
+                while stack:
+                    name, frames = stack.pop()
+                    ctx.frames = frames
+                    node = graph.nodes[name]
+                    key = ctx.key(name) if node.op == "Enter" and node.bool("is_constant", False) else None
+                    if name in tensor_map:
+                        self._push_children(node, stack, ctx, tensor_map, added, sub.used)
+                        continue
+                    args = [_get_tensor(src, i, tensor_map, ctx) for src, i in node.inputs]
+                    outs = start_node(node, args, ctx)
+                    key = ctx.key(name) if key is None else key
+                    if is_dynamic(node.op) or inspect.isawaitable(outs):
+                        pending.append((node, key, ctx.frames, outs))
+                        continue
+                    tensor_map[key] = outs
+                    self._free_consumed(node, key, tensor_map, ctx, to_keep, out_set, counts)
+                    self._push_children(node, stack, ctx, tensor_map, added, sub.used)
+                pending.sort(key=lambda p: inspect.isawaitable(p[3]))  # settled results first, as promises
+                while pending:
+                    node, key, frames, outs = pending.pop(0)
+                    ctx.frames = frames
+                    if inspect.isawaitable(outs):
+                        outs = await outs
+                        ctx.frames = frames
+                    tensor_map[key] = outs
+                    self._free_consumed(node, key, tensor_map, ctx, to_keep, out_set, counts)
+                    self._push_children(node, stack, ctx, tensor_map, added, sub.used)
+            except BaseException:
+                for *_, outs in pending:
+                    if inspect.iscoroutine(outs):
+                        outs.close()
+                    elif isinstance(outs, list):
+                        tensor_map.setdefault(f"pending:{id(outs)}", outs)  # freed with the rest
+                raise
+        ctx.frames = ROOT
+        missing = [
+            n
+            for n in out_nodes
+            if not is_control_flow(graph.nodes[n].op) and _get_tensor(n, 0, tensor_map, ctx) is None
+        ]
+        if missing:
+            hint = ""
+            if sub.dynamic:
+                hint = (
+                    " Alternatively, to avoid the dynamic ops, use model.execute() and specify the inputs "
+                    f"{sub.sync_inputs}"
+                )
+            raise ValueError(
+                f"Cannot compute the outputs {missing} from the provided inputs {list(inputs)}. Consider providing "
+                f"the following inputs: {sub.missing_inputs}.{hint}"
+            )
+
+    def _push_children(
+        self,
+        node: Node,
+        stack: list[tuple[str, Any]],
+        ctx: ExecutionContext,
+        tensor_map: dict[str, list[Tensor | None]],
+        added: set[str],
+        used: set[str],
+    ) -> None:
+        graph = self.graph
+        for child in graph.children[node.name]:
+            key = ctx.key(child)
+            if key in added or child not in used:
+                continue
+            deps = graph.deps[child]
+            ready = (any if graph.nodes[child].op == "Merge" else all)(
+                _get_tensor(src, i, tensor_map, ctx) is not None for src, i in deps
+            )
+            if ready:
+                added.add(key)
+                stack.append((child, ctx.frames))
+
+    def _free_consumed(
+        self,
+        node: Node,
+        key: str,
+        tensor_map: dict[str, list[Tensor | None]],
+        ctx: ExecutionContext,
+        to_keep: set[int],
+        out_set: set[str],
+        counts: dict[int, int],
+    ) -> None:
+        """Count this node's tensors' consumers; free its inputs' tensors whose last consumer this was."""
+        graph = self.graph
+        if is_control_flow(node.op) or node.name in out_set:
+            return
+        n_children = len(graph.children[node.name])
+        for t in tensor_map[key]:
+            if t is not None:
+                counts[t.id] = counts.get(t.id, 0) + n_children
+        for src, _ in graph.deps[node.name]:
+            if is_control_flow(graph.nodes[src].op):
+                continue
+            for t in tensor_map.get(ctx.key(src), ()):
+                if t is None or t.kept or t.id in to_keep:
+                    continue
+                count = counts.get(t.id)
+                if count == 1:
+                    t.dispose()
+                    del counts[t.id]
+                elif count is not None:
+                    counts[t.id] = count - 1
+
+
+def _lookup(
+    tensors: dict[str, list[Tensor | None]], weights: NamedTensors, name: str, index: int, node: Node | None
+) -> Tensor:
+    entry = tensors.get(name)
+    if entry is None and name in weights:
+        entry = [weights[name]]
+    t = entry[index] if entry is not None and index < len(entry) else None
+    if t is None:
+        user = f" (input of node '{node.name}')" if node is not None else ""
+        raise RuntimeError(f"graph model: tensor '{name}:{index}'{user} was not computed")
+    return t
+
+
+def _get_tensor(name: str, index: int, tensor_map: dict[str, list[Tensor | None]], ctx: ExecutionContext) -> Any:
+    """The tensor ``name:index`` as seen from the current frame (or an outer one), or None."""
+    handles = ctx.resources.name_to_handle
+    if handles and name in handles:
+        return handles[name]
+    for cid in ctx.current_context_ids:
+        entry = tensor_map.get(f"{name}-{cid}" if cid else name)
+        if entry is not None:
+            return entry[index] if index < len(entry) else None
+    return None
+
+
+def _free_all(tensor_map: dict[str, list[Tensor | None]], keep_ids: set[int]) -> None:
+    """Free what a run left (kept tensors belong to TensorArrays/TensorLists/tables, freed with them)."""
+    for entry in tensor_map.values():
+        for t in entry:
+            if t is not None and not t.kept and not t.is_disposed and t.id not in keep_ids:
+                t.dispose()

@@ -1,0 +1,226 @@
+"""Convolution and pooling ops (TF.js converter category ``convolution``).
+
+TF gives ``strides``, ``ksize``, ``dilations`` and ``explicit_paddings`` per dimension in the
+node's ``data_format`` order; the spatial entries are picked by that order (TF.js always takes
+entries 1 and 2, which is wrong for NCHW). Ops whose ndflow op is NHWC-only (pooling, 3-D ops,
+transposed convolution) run channels-first inputs through a transpose (TF.js ignores NCHW there).
+``_FusedConv2D``/``FusedDepthwiseConv2dNative`` accept ``fused_ops`` ``[BiasAdd|FusedBatchNorm]``
+then one activation (``Relu``, ``Relu6``, ``Elu``, ``LeakyRelu``, ``Prelu``, ``Sigmoid``, ``Tanh``);
+TF.js refuses ``FusedBatchNorm`` and ``Tanh``, ndflow folds the batch norm into filter and bias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ... import ops as nf
+from ...core.tensor import Tensor
+from ...ops.fused import ACTIVATIONS
+from ..graph import Node
+from ._util import (
+    attr_num,
+    channels_first,
+    data_format,
+    fail,
+    ints,
+    lower_str,
+    mapper,
+    padding,
+    spatial,
+    to_channels_first,
+    to_channels_last,
+)
+
+
+def _nhwc(node: Node, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """``fn`` (an NHWC/NDHWC op) applied to ``x`` in the node's data format."""
+    if not channels_first(node):
+        return fn(x)
+    return to_channels_first(fn(to_channels_last(x)))
+
+
+def _pairs_nhwc(node: Node, pad: Any) -> Any:
+    """Explicit pad pairs reordered from channels-first to channels-last."""
+    if isinstance(pad, str) or not channels_first(node):
+        return pad
+    return [pad[0], *pad[2:], pad[1]]
+
+
+def _strides(node: Node, n: int = 2) -> list[int]:
+    """The spatial ``strides``."""
+    return spatial(node.ints("strides", [1] * (n + 2)), node, n)
+
+
+def _dilations(node: Node, name: str = "dilations", n: int = 2) -> list[int]:
+    """The spatial ``dilations`` (or ``rates``), 1 when absent."""
+    return spatial(node.ints(name, [1] * (n + 2)) or [1] * (n + 2), node, n)
+
+
+def _format2d(node: Node) -> str:
+    """``NCHW`` or ``NHWC``."""
+    return "NCHW" if channels_first(node) else "NHWC"
+
+
+@mapper("Conv1D")
+def conv1d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """1-D convolution: ``stride``, ``padding``, ``dilation``, NWC (or NCW, transposed)."""
+    x, f = inputs
+    stride, dilation = int(attr_num(node, "stride", 1)), int(attr_num(node, "dilation", 1))
+    pad = lower_str(node, "padding", "valid")
+    return _nhwc(node, x, lambda t: nf.conv1d(t, f, stride, pad, "NWC", dilation))
+
+
+@mapper("Conv2D")
+def conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """2-D convolution with ``strides``, ``padding`` (incl. ``EXPLICIT``), ``data_format``, ``dilations``."""
+    x, f = inputs
+    return nf.conv2d(x, f, _strides(node), padding(node), _format2d(node), _dilations(node))
+
+
+@mapper("DepthwiseConv2d", "DepthwiseConv2dNative")
+def depthwise_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Depthwise 2-D convolution (filter ``[h, w, in, multiplier]``)."""
+    x, f = inputs
+    return nf.depthwise_conv2d(x, f, _strides(node), padding(node), _format2d(node), _dilations(node))
+
+
+def _fused_args(node: Node, f: Tensor, args: list[Tensor], depthwise: bool) -> tuple[Tensor, dict[str, Any], str]:
+    """Filter (batch norm folded in), the ``nf.fused`` keyword arguments, and an activation to apply
+    afterwards (one that ``nf.fused`` lacks, or ``''``) from ``fused_ops`` and ``num_args``."""
+    fused_ops = [s.lower() for s in node.strs("fused_ops", []) or []]
+    args = list(args[: int(attr_num(node, "num_args", len(args)))])
+    kwargs: dict[str, Any] = {"activation": "linear", "leakyrelu_alpha": attr_num(node, "leakyrelu_alpha", 0.2)}
+    if fused_ops and fused_ops[0] in ("biasadd", "fusedbatchnorm"):
+        extra, fused_ops = fused_ops[0], fused_ops[1:]
+        need = 1 if extra == "biasadd" else 4
+        if len(args) < need:
+            raise fail(node, f"fused op {extra} needs {need} extra input(s), got {len(args)}")
+        if extra == "biasadd":
+            kwargs["bias"] = args[0]
+        else:
+            scale, offset, mean, variance = args[:4]
+            mult = nf.mul(scale, nf.rsqrt(nf.add(variance, attr_num(node, "epsilon", 1e-4))))
+            kwargs["bias"] = nf.sub(offset, nf.mul(mean, mult))
+            f = nf.mul(f, nf.reshape(mult, [f.shape[2], f.shape[3]]) if depthwise else mult)
+        args = args[need:]
+    if len(fused_ops) > 1:
+        raise fail(node, f"unsupported fused_ops {node.strs('fused_ops')}")
+    activation = fused_ops[0] if fused_ops else "linear"
+    if activation == "prelu":
+        if not args:
+            raise fail(node, "fused op Prelu needs its alpha as an extra input")
+        kwargs["prelu_activation_weights"] = args[0]
+    if activation in ACTIVATIONS:
+        kwargs["activation"] = activation
+        return f, kwargs, ""
+    if activation not in _AFTER:
+        raise fail(node, f"unsupported fused activation {activation!r}")
+    return f, kwargs, activation
+
+
+_AFTER: dict[str, Callable[[Tensor], Tensor]] = {"tanh": nf.tanh}
+
+
+def _fused_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
+    """A fused (depthwise) convolution node through ``nf.fused``."""
+    x, f, *args = inputs
+    f, kwargs, after = _fused_args(node, f, args, depthwise)
+    run = nf.fused.depthwise_conv2d if depthwise else nf.fused.conv2d
+    y = run(
+        x=x,
+        filter=f,
+        strides=_strides(node),
+        pad=padding(node),
+        data_format=_format2d(node),
+        dilations=_dilations(node),
+        **kwargs,
+    )
+    return _AFTER[after](y) if after else y
+
+
+@mapper("_FusedConv2D")
+def fused_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Conv2D + BiasAdd/FusedBatchNorm + activation in one kernel."""
+    return _fused_conv(node, inputs, depthwise=False)
+
+
+@mapper("FusedDepthwiseConv2dNative")
+def fused_depthwise_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """DepthwiseConv2dNative + BiasAdd + activation in one kernel."""
+    return _fused_conv(node, inputs, depthwise=True)
+
+
+@mapper("Conv2DBackpropInput")
+def conv2d_backprop_input(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Transposed convolution: inputs ``(input_sizes, filter, out_backprop)``."""
+    sizes, f, dy = inputs
+    out_shape = ints(sizes)
+    if any(d != 1 for d in _dilations(node)):
+        raise fail(node, f"dilations {node.ints('dilations')} are not supported (only 1)")
+    if channels_first(node):
+        out_shape = [out_shape[0], *out_shape[2:], out_shape[1]]
+    pad = _pairs_nhwc(node, padding(node))
+    strides = _strides(node)
+    return _nhwc(node, dy, lambda t: nf.conv2d_transpose(t, f, out_shape, strides, pad))
+
+
+@mapper("Conv3D")
+def conv3d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """3-D convolution (NDHWC, or NCDHW transposed)."""
+    x, f = inputs
+    strides, dilations = _strides(node, 3), _dilations(node, n=3)
+    pad = lower_str(node, "padding", "valid")
+    return _nhwc(node, x, lambda t: nf.conv3d(t, f, strides, pad, "NDHWC", dilations))
+
+
+def _pool_args(node: Node, n: int = 2) -> tuple[list[int], list[int], Any]:
+    """Spatial ``ksize``, ``strides`` and the padding (explicit pairs in NHWC order)."""
+    ksize = spatial(node.ints("ksize", [1] * (n + 2)), node, n)
+    return ksize, _strides(node, n), _pairs_nhwc(node, padding(node))
+
+
+@mapper("AvgPool")
+def avg_pool(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """2-D average pooling (``ksize``, ``strides``, ``padding``)."""
+    ksize, strides, pad = _pool_args(node)
+    return _nhwc(node, inputs[0], lambda t: nf.avg_pool(t, ksize, strides, pad))
+
+
+@mapper("MaxPool")
+def max_pool(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """2-D max pooling (``ksize``, ``strides``, ``padding`` incl. ``EXPLICIT``)."""
+    ksize, strides, pad = _pool_args(node)
+    return _nhwc(node, inputs[0], lambda t: nf.max_pool(t, ksize, strides, pad))
+
+
+@mapper("MaxPoolWithArgmax")
+def max_pool_with_argmax(node: Node, inputs: list[Any], ctx: Any) -> list[Tensor]:
+    """Max pooling and the flat index of each maximum: ``[output, argmax]``."""
+    ksize, strides, pad = _pool_args(node)
+    res = nf.max_pool_with_argmax(inputs[0], ksize, strides, pad, bool(node.bool("include_batch_in_index", False)))
+    return [res.result, res.indexes]
+
+
+@mapper("AvgPool3D")
+def avg_pool3d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """3-D average pooling."""
+    ksize, strides, pad = _pool_args(node, 3)
+    return _nhwc(node, inputs[0], lambda t: nf.avg_pool3d(t, ksize, strides, pad))
+
+
+@mapper("MaxPool3D")
+def max_pool3d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """3-D max pooling."""
+    ksize, strides, pad = _pool_args(node, 3)
+    return _nhwc(node, inputs[0], lambda t: nf.max_pool3d(t, ksize, strides, pad))
+
+
+@mapper("Dilation2D")
+def dilation2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Grayscale morphological dilation (``strides``, ``rates``, ``padding``; NHWC)."""
+    x, f = inputs
+    if data_format(node) != "NHWC":
+        raise fail(node, "only NHWC is supported")
+    pad = lower_str(node, "padding", "valid")
+    return nf.dilation2d(x, f, _strides(node), pad, _dilations(node, "rates"), "NHWC")

