@@ -48,3 +48,26 @@ __all__ += [
     *convolutional.__all__, *convolutional_depthwise.__all__, *convolutional_transpose.__all__,
     *normalization.__all__, *pooling.__all__,
 ]  # fmt: skip
+
+# -- core extras, embeddings, merge, advanced activations, noise, preprocessing (issue 5, misc family) --
+from . import advanced_activations, core_extra, embeddings, merge, noise, preprocessing  # noqa: E402
+from .advanced_activations import *  # noqa: E402, F403
+from .core_extra import *  # noqa: E402, F403
+from .embeddings import *  # noqa: E402, F403
+from .merge import *  # noqa: E402, F403
+from .noise import *  # noqa: E402, F403
+from .preprocessing import *  # noqa: E402, F403
+
+__all__ += [
+    *advanced_activations.__all__, *core_extra.__all__, *embeddings.__all__, *merge.__all__, *noise.__all__,
+    *preprocessing.__all__,
+]  # fmt: skip
+
+# -- recurrent and wrapper layers (issue 5, recurrent family) --
+from . import convolutional_recurrent, recurrent, recurrent_cells, wrappers  # noqa: E402
+from .convolutional_recurrent import *  # noqa: E402, F403
+from .recurrent import *  # noqa: E402, F403
+from .recurrent_cells import *  # noqa: E402, F403
+from .wrappers import *  # noqa: E402, F403
+
+__all__ += [*convolutional_recurrent.__all__, *recurrent.__all__, *recurrent_cells.__all__, *wrappers.__all__]

@@ -79,7 +79,7 @@ def dot(a: Tensor, b: Tensor, activation: str | None = None, bias: Tensor | None
         )
 
     def run() -> Tensor:
-        fused_bias = reshape_bias(a.rank, bias, image_data_format()) if bias is not None else None
+        fused_bias = reshape_bias(2, bias, image_data_format()) if bias is not None else None  # a is 2-D below
         if a.rank == 2 and b.rank == 2:
             return fused.mat_mul(a=a, b=b, bias=fused_bias, activation=activation or "linear")
         a_first = list(a.shape[:-1])
