@@ -71,3 +71,28 @@ from .recurrent_cells import *  # noqa: E402, F403
 from .wrappers import *  # noqa: E402, F403
 
 __all__ += [*convolutional_recurrent.__all__, *recurrent.__all__, *recurrent_cells.__all__, *wrappers.__all__]
+
+# -- training: compile / fit / evaluate, losses, metrics, callbacks (issue 5, training family) --
+from . import callbacks, losses, metrics, progress  # noqa: E402
+from .callbacks import (  # noqa: E402
+    BaseCallback,
+    Callback,
+    CallbackList,
+    CustomCallback,
+    EarlyStopping,
+    History,
+    early_stopping,
+    register_callback_constructor,
+)
+from .progress import ProgbarLogger  # noqa: E402
+
+__all__ += [
+    "BaseCallback", "Callback", "CallbackList", "CustomCallback", "EarlyStopping", "History", "ProgbarLogger",
+    "callbacks", "early_stopping", "losses", "metrics", "progress", "register_callback_constructor",
+]  # fmt: skip
+
+# -- save / load in the TF.js format: model.save, load_layers_model (issue 5, save/load family) --
+from . import saving  # noqa: E402
+from .saving import load_layers_model  # noqa: E402
+
+__all__ += ["load_layers_model", "saving"]

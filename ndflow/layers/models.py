@@ -28,6 +28,7 @@ from .naming import get_uid
 from .serialization import register_class
 from .summary import print_summary
 from .topology import Node, SymbolicTensor, get_source_inputs
+from .training import TrainingMixin
 from .utils import shape_str, singleton_or_list, to_list
 
 
@@ -49,8 +50,8 @@ def slice_along_first_axis(x: Tensor, start: int, size: int) -> Tensor:
     return ops.slice(x, [start] + [0] * (x.rank - 1), [size] + [-1] * (x.rank - 1))
 
 
-class LayersModel(Container):
-    """A model made of layers (functional API): ``nf.model(inputs=..., outputs=...)``."""
+class LayersModel(TrainingMixin, Container):
+    """A model made of layers (functional API): ``nf.model(inputs=..., outputs=...)``; trains (``training.py``)."""
 
     class_name = "Model"
 
@@ -61,7 +62,7 @@ class LayersModel(Container):
         name: str | None = None,
     ) -> None:
         super().__init__(inputs=inputs, outputs=outputs, name=name)
-        self.is_training = False
+        self._init_training()
 
     def summary(
         self,
@@ -397,6 +398,72 @@ class Sequential(LayersModel):
     def compute_output_shape(self, input_shape: Any) -> Any:
         """The output shape of the stack for ``input_shape``."""
         return self._ensure_model().compute_output_shape(input_shape)
+
+    # -- training: the internal functional model trains; callbacks see this model ----------------
+    def compile(self, optimizer: Any, loss: Any = None, metrics: Any = None) -> None:
+        """Build the internal model and compile it (see ``LayersModel.compile``)."""
+        if self.is_optimizer_owned and self.optimizer_ is not None:
+            self.optimizer_.dispose()  # beyond TF.js: a re-compile frees the slots of the optimizer it made
+            self.optimizer_, self.is_optimizer_owned = None, False
+        self.build()
+        inner = self.model
+        inner.compile(optimizer=optimizer, loss=loss, metrics=metrics)  # type: ignore[union-attr]
+        self.optimizer_ = inner.optimizer_
+        self.is_optimizer_owned = inner.is_optimizer_owned
+        self.loss = inner.loss
+        self.loss_functions = inner.loss_functions
+        self.metrics = inner.metrics
+        self.metrics_tensors = inner.metrics_tensors
+        self.metrics_names = inner.metrics_names
+
+    def _compiled_model(self, op: str) -> LayersModel:
+        if self.model is None or not self.built:
+            raise RuntimeError(f"{op}: the model needs to be compiled before being used (call model.compile(...)).")
+        return self.model
+
+    @property
+    def optimizer(self) -> Any:
+        """The internal model's optimizer (None before ``compile``)."""
+        return None if self.model is None else self.model.optimizer
+
+    @optimizer.setter
+    def optimizer(self, optimizer: Any) -> None:
+        self._compiled_model("optimizer").optimizer = optimizer
+
+    @property
+    def stop_training(self) -> bool:
+        """Whether ``fit`` stops after the current batch (the internal model's flag)."""
+        if self.model is None:
+            raise ValueError("Cannot get the stop_training property of a sequential model before it is compiled.")
+        return self.model.stop_training
+
+    @stop_training.setter
+    def stop_training(self, stop: bool) -> None:
+        if self.model is None:
+            raise ValueError("Cannot set the stop_training property of a sequential model before it is compiled.")
+        self.model.stop_training = stop
+
+    def fit(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """Train (see ``LayersModel.fit``)."""
+        return self._compiled_model("fit").fit(x, y, *args, _callback_model=self, **kwargs)
+
+    def fit_dataset(self, dataset: Any, epochs: int = 1, **kwargs: Any) -> Any:
+        """Train on a dataset of batches (see ``LayersModel.fit_dataset``)."""
+        from .training_dataset import fit_dataset
+
+        return fit_dataset(self._compiled_model("fit_dataset"), dataset, epochs=epochs, callback_model=self, **kwargs)
+
+    def evaluate(self, x: Any, y: Any, *args: Any, **kwargs: Any) -> Any:
+        """The loss and metrics on ``x`` / ``y`` (see ``LayersModel.evaluate``)."""
+        return self._compiled_model("evaluate").evaluate(x, y, *args, **kwargs)
+
+    def evaluate_dataset(self, dataset: Any, *args: Any, **kwargs: Any) -> Any:
+        """The loss and metrics over a dataset of batches."""
+        return self._compiled_model("evaluate_dataset").evaluate_dataset(dataset, *args, **kwargs)
+
+    def train_on_batch(self, x: Any, y: Any, *args: Any, **kwargs: Any) -> Any:
+        """One optimizer step on one batch (see ``LayersModel.train_on_batch``)."""
+        return self._compiled_model("train_on_batch").train_on_batch(x, y, *args, **kwargs)
 
     def get_config(self) -> dict[str, Any]:
         """``{'name', 'layers': [{'class_name', 'config'}, ...]}``."""

@@ -1,0 +1,606 @@
+"""Training for ``LayersModel``: ``compile``, ``fit``, ``evaluate``, ``train_on_batch``, ``fit_dataset`` (TF.js's).
+
+``compile(optimizer, loss, metrics)`` takes TF.js's string names (``'adam'``, ``'categoricalCrossentropy'``,
+``'accuracy'``, ...) or objects; ``fit`` trains on tensors / arrays in batches and returns a ``History``
+whose values are TF.js's for the same data, weights and (unshuffled) schedule. Every batch runs in one
+``tidy``: only the optimizer's slot variables (made on the first step) outlive it, and the loss and
+metric scalars live until the callbacks have seen them.
+
+Beyond TF.js (each noted where it is done): ``sample_weight`` in ``fit`` / ``train_on_batch``,
+``steps_per_epoch`` / ``validation_steps``, ``shuffle='batch'``, the ``'momentum'`` optimizer name,
+and correct ``val_*`` / ``evaluate`` values for multi-output models (TF.js 4.22 reports running
+sums shifted by one position there).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..core.engine import ENGINE
+from ..core.globals import keep, tidy
+from ..core.tensor import Tensor
+from ..train import Optimizer
+from . import losses as losses_module
+from . import metrics as metrics_module
+from . import (
+    progress,  # noqa: F401  (registers the progress bar for verbose >= 1)
+    training_config,
+)
+from .base import DisposeResult
+from .callbacks import (
+    History,
+    configure_callbacks,
+    dispose_tensors_in_logs,
+    standardize_callbacks,
+)
+from .executor import FeedDict, execute
+from .optimizers import get_optimizer
+from .training_dataset import evaluate_dataset, fit_dataset
+from .training_utils import (
+    check_array_lengths,
+    check_batch_size,
+    check_loss_and_target_compatibility,
+    compute_weighted_loss,
+    dispose_made,
+    epoch_batches,
+    make_batches,
+    split_at,
+    standardize_input_data,
+    standardize_sample_or_class_weights,
+    standardize_weights,
+)
+from .utils import singleton_or_list
+
+logger = logging.getLogger("ndflow")
+
+
+class TrainingMixin:
+    """The training half of ``LayersModel`` (mixed in before ``Container``)."""
+
+    def _init_training(self) -> None:
+        self.optimizer_: Optimizer | None = None
+        self.is_optimizer_owned = False
+        self.loss: Any = None
+        self.loss_functions: list[Any] = []
+        self.metrics: Any = None
+        self.metrics_names: list[str] = []
+        self.metrics_tensors: list[tuple[Any, int]] = []
+        self.feed_output_names: list[str] = []
+        self.feed_output_shapes: list[Any] = []
+        self.feed_loss_fns: list[Any] = []
+        self.collected_trainable_weights: list[Any] | None = None
+        self.history: History | None = None
+        self.stop_training_ = False
+        self.is_training = False
+
+    # -- compile ----------------------------------------------------------------------------------
+    @property
+    def optimizer(self) -> Optimizer | None:
+        """The optimizer set by ``compile``."""
+        return self.optimizer_
+
+    @optimizer.setter
+    def optimizer(self, optimizer: Optimizer) -> None:
+        if self.optimizer_ is not optimizer:
+            self.optimizer_ = optimizer
+            self.is_optimizer_owned = False
+
+    @property
+    def stop_training(self) -> bool:
+        """Set to True (e.g. from a callback) to stop ``fit`` after the current batch."""
+        return self.stop_training_
+
+    @stop_training.setter
+    def stop_training(self, stop: bool) -> None:
+        self.stop_training_ = bool(stop)
+
+    def compile(self, optimizer: str | Optimizer, loss: Any = None, metrics: Any = None) -> None:
+        """Set the optimizer (a name or an ``nf.train`` optimizer), the loss(es) and the metrics."""
+        if isinstance(optimizer, str):
+            try:
+                opt = get_optimizer(optimizer)
+            except ValueError as exc:
+                raise ValueError(f"compile: optimizer: {exc}") from None
+            owned = True
+        elif isinstance(optimizer, Optimizer):
+            opt, owned = optimizer, False
+        else:
+            raise ValueError(
+                "compile: optimizer must be a name ('sgd', 'adam', ...) or an nf.train optimizer, "
+                f"got {type(optimizer).__name__}"
+            )
+        names = list(self.output_names)
+        if isinstance(loss, dict):
+            unknown = [k for k in loss if k not in names]
+            if unknown:
+                raise ValueError(f"compile: unknown entry in loss dictionary: {unknown}. Only expected keys: {names}")
+            missing = [name for name in names if loss.get(name) is None]
+            if missing:
+                raise ValueError(f"compile: loss: output(s) {missing} are missing from the loss dictionary")
+            specs = [loss[name] for name in names]
+        elif isinstance(loss, list | tuple):
+            if len(loss) != len(names):
+                raise ValueError(
+                    "compile: when passing a list as loss, it should have one entry per model output. The model "
+                    f"has {len(names)} output(s), but you passed loss={list(loss)}"
+                )
+            specs = list(loss)
+        elif loss is None:
+            raise ValueError(f"compile: loss is required (a name, a function, or one per output of {names})")
+        else:
+            specs = [loss] * len(names)
+        try:
+            loss_functions = [losses_module.get(spec) for spec in specs]
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"compile: loss: {exc}") from None
+        if self.is_optimizer_owned and self.optimizer_ is not None and self.optimizer_ is not opt:
+            self.optimizer_.dispose()  # beyond TF.js: a re-compile frees the slots of the optimizer it made
+        self.optimizer_, self.is_optimizer_owned = opt, owned
+        self.loss = loss
+        self.loss_functions = loss_functions
+        self.feed_output_names = names
+        self.feed_output_shapes = list(self.internal_output_shapes)
+        self.feed_loss_fns = list(loss_functions)
+        self.metrics = metrics
+        self.metrics_names = ["loss"]
+        self.metrics_tensors = []
+        if len(self.outputs) > 1:
+            for i, fn in enumerate(loss_functions):
+                self.metrics_tensors.append((fn, i))
+                self.metrics_names.append(f"{names[i]}_loss")
+        for i, output_metrics in enumerate(self._collect_metrics(metrics, names)):
+            for metric in output_metrics:
+                name, fn = self._resolve_metric(metric, i)
+                if len(names) > 1:
+                    name = f"{names[i]}_{name}"
+                self.metrics_names.append(name)
+                self.metrics_tensors.append((fn, i))
+        self.collected_trainable_weights = self.trainable_weights
+
+    @staticmethod
+    def _collect_metrics(metrics: Any, output_names: list[str]) -> list[list[Any]]:
+        if metrics is None or (isinstance(metrics, list | tuple) and not metrics):
+            return [[] for _ in output_names]
+        if isinstance(metrics, str) or callable(metrics):
+            return [[metrics] for _ in output_names]
+        if isinstance(metrics, list | tuple):
+            return [list(metrics) for _ in output_names]
+        if isinstance(metrics, dict):
+            unknown = [k for k in metrics if k not in output_names]
+            if unknown:
+                raise ValueError(f"compile: metrics: unknown output name(s) {unknown}; outputs are {output_names}")
+            nested = [metrics.get(name, []) for name in output_names]
+            return [list(m) if isinstance(m, list | tuple) else [m] for m in nested]
+        raise TypeError(f"compile: metrics must be a name, a function, a list or a dict, got {type(metrics).__name__}")
+
+    def _resolve_metric(self, metric: Any, output_index: int) -> tuple[str, Any]:
+        """``(name, function)`` of one metric of one output (accuracy / crossentropy resolved as TF.js)."""
+        if isinstance(metric, str) and metric in (*metrics_module.ACCURACY_NAMES, *metrics_module.CROSSENTROPY_NAMES):
+            accuracy = metric in metrics_module.ACCURACY_NAMES
+            shape = self.internal_output_shapes[output_index]
+            loss = self.loss_functions[output_index]
+            if shape[-1] == 1 or loss is losses_module.binary_crossentropy:
+                fn = metrics_module.binary_accuracy if accuracy else losses_module.binary_crossentropy
+            elif loss is losses_module.sparse_categorical_crossentropy:
+                fn = (
+                    metrics_module.sparse_categorical_accuracy
+                    if accuracy
+                    else losses_module.sparse_categorical_crossentropy
+                )
+            else:
+                fn = metrics_module.categorical_accuracy if accuracy else losses_module.categorical_crossentropy
+            return ("acc" if accuracy else "ce"), fn
+        try:
+            fn = metrics_module.get(metric)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"compile: metrics: {exc}") from None
+        return metrics_module.get_loss_or_metric_name(metric), fn
+
+    def check_trainable_weights_consistency(self) -> None:
+        """Warn if the trainable weights changed since ``compile``."""
+        if self.collected_trainable_weights is None:
+            return
+        if len(self.trainable_weights) != len(self.collected_trainable_weights):
+            logger.warning(
+                "Discrepancy between trainable weights and collected trainable weights. Did you set "
+                "model.trainable without calling model.compile() afterwards?"
+            )
+
+    # -- data -------------------------------------------------------------------------------------
+    def _standardize_user_data_xy(
+        self, x: Any, y: Any, check_batch_axis: bool, batch_size: int | None, op: str, made: list[Tensor]
+    ) -> tuple[list[Tensor], list[Tensor]]:
+        if self.optimizer_ is None:
+            raise RuntimeError(
+                f"{op}: you must compile a model before training/testing. Use "
+                "model.compile(optimizer=..., loss=..., metrics=...)."
+            )
+        output_shapes = [
+            tuple(shape[:-1]) + (1,) if fn is losses_module.sparse_categorical_crossentropy else shape
+            for shape, fn in zip(self.feed_output_shapes, self.feed_loss_fns, strict=True)
+        ]
+        input_dtypes = [t.dtype or "float32" for t in self.inputs]
+        xs = standardize_input_data(
+            x, self.feed_input_names, self.feed_input_shapes, False, f"{op}: x", input_dtypes, made
+        )
+        ys = standardize_input_data(
+            y, self.feed_output_names, output_shapes, False, f"{op}: y", ["float32"] * len(output_shapes), made
+        )
+        check_array_lengths(xs, ys, op)
+        check_loss_and_target_compatibility(ys, self.feed_loss_fns, self.feed_output_shapes, op)
+        if self.stateful and batch_size:
+            if xs[0].shape[0] % batch_size != 0:
+                raise ValueError(
+                    f"{op}: in a stateful network, you should only pass inputs with a number of samples that is "
+                    f"divisible by the batch size {batch_size}. Found: {xs[0].shape[0]} sample(s)."
+                )
+        return xs, ys
+
+    def _standardize_user_data(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        class_weight: Any,
+        check_batch_axis: bool,
+        batch_size: int | None,
+        op: str,
+        made: list[Tensor],
+    ) -> tuple[list[Tensor], list[Tensor], list[Tensor | None]]:
+        xs, ys = self._standardize_user_data_xy(x, y, check_batch_axis, batch_size, op, made)
+        class_weights = standardize_sample_or_class_weights(class_weight, self.output_names, "class_weight")
+        sample_weights = standardize_sample_or_class_weights(sample_weight, self.output_names, "sample_weight")
+        weights: list[Tensor | None] = []
+        for y_i, cw, sw in zip(ys, class_weights, sample_weights, strict=True):
+            w = standardize_weights(y_i, sw, cw)
+            if w is not None:
+                made.append(w)
+            weights.append(w)
+        return xs, ys, weights
+
+    # -- the step functions -----------------------------------------------------------------------
+    def make_train_function(self) -> Callable[[list[Tensor | None]], list[Tensor]]:
+        """A function of ``inputs + targets + sample weights`` that takes one optimizer step; returns the
+        total loss (with regularization penalties) and the metric values (per-output losses first)."""
+        n_in, n_out = len(self.inputs), len(self.outputs)
+
+        def train(data: list[Tensor | None]) -> list[Tensor]:
+            inputs, targets = data[:n_in], data[n_in : n_in + n_out]
+            sample_weights = list(data[n_in + n_out : n_in + 2 * n_out]) + [None] * n_out
+            loss_values: list[Tensor] = []
+            metrics_values: list[Tensor] = []
+
+            def total_loss_function() -> Tensor:
+                feeds = FeedDict(list(zip(self.inputs, inputs, strict=True)))
+                outputs = execute(self.outputs, feeds, {"training": True})
+                total = None
+                for i, loss_fn in enumerate(self.loss_functions):
+                    loss = loss_fn(targets[i], outputs[i])
+                    if sample_weights[i] is not None:
+                        loss = compute_weighted_loss(loss, sample_weights[i])
+                    loss_values.append(ops.mean(loss))
+                    total = loss if i == 0 else ops.add(total, loss)
+                for i, (metric, output_index) in enumerate(self.metrics_tensors):
+                    if n_out > 1 and i < n_out:
+                        value = loss_values[i]
+                    else:
+                        value = ops.mean(metric(targets[output_index], outputs[output_index]))
+                    metrics_values.append(keep(value))
+                total = ops.mean(total)
+                for penalty in self.calculate_losses():
+                    total = ops.add(total, penalty)
+                return total
+
+            variables = [w.read() for w in self.collected_trainable_weights or []]
+            cost = self.optimizer_.minimize(total_loss_function, True, variables)
+            return [cost, *metrics_values]
+
+        return train
+
+    def make_test_function(self) -> Callable[[list[Tensor]], list[Tensor]]:
+        """A function of ``inputs + targets`` returning the total loss and each metric (inference mode)."""
+        n_in, n_out = len(self.inputs), len(self.outputs)
+
+        def test(data: list[Tensor]) -> list[Tensor]:
+            def run() -> list[Tensor]:
+                inputs, targets = data[:n_in], data[n_in : n_in + n_out]
+                outputs = execute(self.outputs, FeedDict(list(zip(self.inputs, inputs, strict=True))))
+                total = None
+                for i, loss_fn in enumerate(self.loss_functions):
+                    loss = ops.mean(loss_fn(targets[i], outputs[i]))
+                    total = loss if i == 0 else ops.add(total, loss)
+                # TF.js 4.22 appends the running total after each output (shifting every later value);
+                # the total once, then one value per name of metrics_names, is what those names mean.
+                values = [total]
+                for metric, output_index in self.metrics_tensors:
+                    values.append(ops.mean(metric(targets[output_index], outputs[output_index])))
+                return values
+
+            return tidy(run)
+
+        self.test_function = test
+        return test
+
+    def test_loop(
+        self, f: Callable[[list[Tensor]], list[Tensor]], ins: list[Tensor], batch_size: int, steps: int | None = None
+    ) -> list[Tensor]:
+        """The batch-size-weighted average of ``f`` over ``ins`` in batches (the first ``steps`` batches if set)."""
+
+        def run() -> list[Tensor]:
+            num_samples = ins[0].shape[0]
+            batches = make_batches(num_samples, batch_size)
+            if steps is not None:
+                batches = batches[:steps]
+            outs: list[Tensor] = []
+            seen = 0
+            for start, end in batches:
+                ids = ops.tensor1d(np.arange(start, end, dtype=np.int32), "int32")
+                batch_outs = f([ops.gather(a, ids) for a in ins])
+                if not outs:
+                    outs = [ops.scalar(0) for _ in batch_outs]
+                outs = [ops.add(o, ops.mul(end - start, b)) for o, b in zip(outs, batch_outs, strict=True)]
+                seen += end - start
+            return [ops.div(o, seen) for o in outs]
+
+        return tidy(run)
+
+    def get_deduped_metrics_names(self) -> list[str]:
+        """``metrics_names`` with repeated names suffixed ``_1``, ``_2``, ... (shared output layers)."""
+        out = []
+        for i, label in enumerate(self.metrics_names):
+            if self.metrics_names.count(label) > 1:
+                label = f"{label}_{self.metrics_names[:i].count(label)}"
+            out.append(label)
+        return out
+
+    # -- fit / evaluate ---------------------------------------------------------------------------
+    def fit(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        epochs: int = 1,
+        verbose: int = 1,
+        callbacks: Any = None,
+        validation_split: float = 0.0,
+        validation_data: Sequence[Any] | None = None,
+        shuffle: bool | str = True,
+        class_weight: Any = None,
+        sample_weight: Any = None,
+        initial_epoch: int = 0,
+        steps_per_epoch: int | None = None,
+        validation_steps: int | None = None,
+        yield_every: str | float | None = None,
+        _callback_model: Any = None,
+    ) -> History:
+        """Train for ``epochs`` epochs on ``x`` / ``y`` in batches; returns the ``History``."""
+        if self.is_training:
+            raise RuntimeError("fit: cannot start training because another fit() call is ongoing.")
+        self.is_training = True
+        made: list[Tensor] = []
+        try:
+            batch_size = 32 if batch_size is None else batch_size
+            check_batch_size(batch_size)
+            for name, value in (("epochs", epochs), ("initial_epoch", initial_epoch)):
+                if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                    raise ValueError(f"fit: {name} must be a non-negative integer, got {value!r}")
+            inputs, targets, weights = self._standardize_user_data(
+                x, y, sample_weight, class_weight, False, batch_size, "fit", made
+            )
+            val_ins: list[Tensor] | None = None
+            if validation_data is not None and len(validation_data) > 0:
+                if len(validation_data) == 3:
+                    raise NotImplementedError("fit: validation_data including sample weights is not supported yet.")
+                if len(validation_data) != 2:
+                    raise ValueError(
+                        "fit: validation_data must contain 2 items (val_x, val_y) or 3 (val_x, val_y, "
+                        f"val_sample_weight); got {len(validation_data)}"
+                    )
+                val_x, val_y = self._standardize_user_data_xy(
+                    validation_data[0], validation_data[1], True, batch_size, "fit: validation_data", made
+                )
+                val_ins = val_x + val_y
+            elif validation_split and 0 < validation_split < 1:
+                n = inputs[0].shape[0]
+                cut = split_at(n, validation_split)
+
+                def part(ts: list[Tensor | None], start: int, end: int) -> list[Tensor | None]:
+                    out = [
+                        None
+                        if t is None
+                        else ops.slice(t, [start] + [0] * (t.rank - 1), [end - start] + [-1] * (t.rank - 1))
+                        for t in ts
+                    ]  # noqa: E501
+                    made.extend(t for t in out if t is not None)
+                    return out
+
+                val_ins = part(inputs, cut, n) + part(targets, cut, n)
+                inputs, targets, weights = part(inputs, 0, cut), part(targets, 0, cut), part(weights, 0, cut)
+            elif validation_split:
+                raise ValueError(f"fit: validation_split must be in [0, 1), got {validation_split!r}")
+            if validation_steps is not None and steps_per_epoch is None:
+                raise ValueError(
+                    "fit: can only use validation_steps when doing step-wise training, i.e., steps_per_epoch "
+                    "must be set."
+                )
+            ins = [*inputs, *targets, *weights]
+            self.check_trainable_weights_consistency()
+            train_function = self.make_train_function()
+            out_labels = self.get_deduped_metrics_names()
+            if val_ins is not None:
+                val_function = self.make_test_function()
+                callback_metrics = out_labels + [f"val_{n}" for n in out_labels]
+            else:
+                val_function = None
+                callback_metrics = list(out_labels)
+            return self._fit_loop(
+                train_function, ins, out_labels, batch_size, epochs, verbose,
+                standardize_callbacks(callbacks, yield_every), val_function, val_ins, shuffle, callback_metrics,
+                initial_epoch, steps_per_epoch, validation_steps, _callback_model or self,
+            )  # fmt: skip
+        finally:
+            self.is_training = False
+            dispose_made(made)
+
+    def _fit_loop(
+        self,
+        f: Callable[[list[Tensor | None]], list[Tensor]],
+        ins: list[Tensor | None],
+        out_labels: list[str],
+        batch_size: int,
+        epochs: int,
+        verbose: int,
+        callbacks: list[Any],
+        val_f: Callable[[list[Tensor]], list[Tensor]] | None,
+        val_ins: list[Tensor] | None,
+        shuffle: bool | str,
+        callback_metrics: list[str],
+        initial_epoch: int,
+        steps_per_epoch: int | None,
+        validation_steps: int | None,
+        callback_model: Any,
+    ) -> History:
+        do_validation = val_f is not None and val_ins is not None
+        num_samples = ins[0].shape[0]
+        callback_list, history = configure_callbacks(
+            callbacks, verbose, epochs, initial_epoch, None if steps_per_epoch else num_samples, steps_per_epoch,
+            batch_size, do_validation, callback_metrics,
+        )  # fmt: skip
+        callback_list.set_model(callback_model)
+        self.history = history
+        callback_model.history = history
+        rng = np.random.default_rng()
+        pending: list[np.ndarray] = []  # steps_per_epoch mode: batches carry over between epochs
+        callback_list.on_train_begin()
+        self.stop_training_ = False
+        for epoch in range(initial_epoch, epochs):
+            callback_list.on_epoch_begin(epoch)
+            epoch_logs: dict[str, Any] = {}
+            try:
+                if steps_per_epoch is not None:  # beyond TF.js: endless passes over the data
+                    while len(pending) < steps_per_epoch and num_samples:
+                        pending.extend(epoch_batches(num_samples, batch_size, shuffle, rng))
+                    batches, pending = pending[:steps_per_epoch], pending[steps_per_epoch:]
+                else:
+                    batches = epoch_batches(num_samples, batch_size, shuffle, rng)
+                for batch_index, indices in enumerate(batches):
+                    batch_logs: dict[str, Any] = {}
+                    callback_list.on_batch_begin(batch_index, batch_logs)
+                    try:
+                        validate = do_validation and batch_index == len(batches) - 1
+                        tidy(
+                            partial(
+                                self._train_batch, f, ins, indices, batch_index, out_labels, batch_logs,
+                                epoch_logs if validate else None, val_f, val_ins, batch_size, validation_steps,
+                            )
+                        )  # fmt: skip
+                        callback_list.on_batch_end(batch_index, batch_logs)
+                    finally:
+                        dispose_tensors_in_logs(batch_logs)
+                    if self.stop_training_:
+                        break
+                callback_list.on_epoch_end(epoch, epoch_logs)
+            finally:
+                dispose_tensors_in_logs(epoch_logs)
+            if self.stop_training_:
+                break
+        callback_list.on_train_end()
+        history.sync_data()
+        return history
+
+    def _train_batch(
+        self,
+        f: Callable[[list[Tensor | None]], list[Tensor]],
+        ins: list[Tensor | None],
+        indices: np.ndarray,
+        batch_index: int,
+        out_labels: list[str],
+        batch_logs: dict[str, Any],
+        epoch_logs: dict[str, Any] | None,
+        val_f: Any,
+        val_ins: Any,
+        batch_size: int,
+        validation_steps: int | None,
+    ) -> None:
+        """One step on the samples ``indices`` (logs kept for the callbacks); then validation if ``epoch_logs``."""
+        ids = ops.tensor1d(indices.astype(np.int32), "int32")
+        batch_logs["batch"] = batch_index
+        batch_logs["size"] = len(indices)
+        outs = f([None if a is None else ops.gather(a, ids) for a in ins])
+        for label, out in zip(out_labels, outs, strict=True):
+            batch_logs[label] = keep(out)
+        if epoch_logs is not None:
+            val_outs = self.test_loop(val_f, val_ins, batch_size, validation_steps)
+            for label, out in zip(out_labels, val_outs, strict=False):
+                epoch_logs[f"val_{label}"] = keep(out)
+
+    def evaluate(
+        self, x: Any, y: Any, batch_size: int | None = None, verbose: int = 0, steps: int | None = None
+    ) -> Any:
+        """The loss and metrics on ``x`` / ``y`` (scalar tensors: one, or a list in ``metrics_names`` order)."""
+        batch_size = 32 if batch_size is None else batch_size
+        check_batch_size(batch_size)
+        made: list[Tensor] = []
+        try:
+            xs, ys = self._standardize_user_data_xy(x, y, True, batch_size, "evaluate", made)
+            outs = self.test_loop(self.make_test_function(), xs + ys, batch_size, steps)
+        finally:
+            dispose_made(made)
+        if verbose:
+            values = ", ".join(
+                f"{n}: {float(o.data_sync()[0]):.4f}" for n, o in zip(self.metrics_names, outs, strict=True)
+            )
+            print(f"evaluate - {values}")
+        return singleton_or_list(outs)
+
+    def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None, class_weight: Any = None) -> Any:
+        """One optimizer step on one batch; the loss (and metrics) as Python floats."""
+        made: list[Tensor] = []
+        try:
+            xs, ys, weights = self._standardize_user_data(
+                x, y, sample_weight, class_weight, True, None, "train_on_batch", made
+            )
+            outs = self.make_train_function()([*xs, *ys, *weights])
+        finally:
+            dispose_made(made)
+        values = [float(o.data_sync()[0]) for o in outs]
+        for o in outs:
+            o.dispose()
+        return singleton_or_list(values)
+
+    def fit_dataset(self, dataset: Any, epochs: int = 1, **kwargs: Any) -> History:
+        """Train on batches ``(x, y)`` from an iterable, a generator, or a callable returning one per epoch."""
+        return fit_dataset(self, dataset, epochs=epochs, **kwargs)
+
+    def evaluate_dataset(self, dataset: Any, batches: int | None = None, verbose: int = 0) -> Any:
+        """The loss and metrics averaged over the batches of ``dataset`` (scalar tensors)."""
+        self.make_test_function()
+        return evaluate_dataset(self, dataset, batches=batches, verbose=verbose)
+
+    # -- configuration for saving -----------------------------------------------------------------
+    def get_training_config(self) -> dict[str, Any]:
+        """``{'loss', 'metrics', 'optimizer_config'}`` as TF.js writes it into ``model.json``."""
+        return training_config.get_training_config(self)
+
+    def load_training_config(self, config: dict[str, Any]) -> None:
+        """``compile`` from a ``trainingConfig`` of ``model.json`` (snake_case names, as saved)."""
+        training_config.load_training_config(self, config)
+
+    # -- memory -----------------------------------------------------------------------------------
+    def dispose(self) -> DisposeResult:
+        """Drop one reference; at zero free the weights and the optimizer's state (if ``compile`` made it)."""
+        result = super().dispose()  # type: ignore[misc]
+        if result.ref_count_after_dispose == 0 and self.optimizer is not None and self.is_optimizer_owned:
+            before = ENGINE.memory().num_tensors
+            self.optimizer.dispose()
+            result = DisposeResult(0, result.num_disposed_variables + before - ENGINE.memory().num_tensors)
+        return result
+
+
+__all__ = ["TrainingMixin"]
