@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import conv_util as cu
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from ..core import conv_util as cu
 from .convert import to_tensor
 
 
