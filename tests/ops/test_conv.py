@@ -15,8 +15,8 @@ import pytest
 from oracle_cases import OP_ERRORS, _build, _check_output, _describe, _tensors_in, case_ids, load_cases, run_case
 
 import ndflow as nf
-from ndflow.core.engine import ENGINE
 from ndflow.core.conv_util import conv_info
+from ndflow.core.engine import ENGINE
 
 # Places where TF.js 4.22 computes garbage or refuses valid input; each is tested below against numpy.
 BEYOND_TFJS = {
