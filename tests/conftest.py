@@ -12,8 +12,8 @@ import pytest
 for _helpers in ("ops", "gradients"):
     sys.path.insert(0, str(Path(__file__).resolve().parent / _helpers))
 
-import ndflow as nf
-from ndflow.core.engine import ENGINE
+import ndflow as nf  # noqa: E402  (after the sys.path set-up above)
+from ndflow.core.engine import ENGINE  # noqa: E402
 
 # Backends the op tests run on: each one that is registered and initializes here.
 BACKENDS = ["cpu"]
