@@ -12,6 +12,21 @@ def _section(title: str) -> None:
     print(f"\n== {title} ==")
 
 
+def _digits_demo() -> None:
+    """The short version of examples/train_digits.py (needs the repository's examples/ folder)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(nf.__file__).resolve().parent.parent / "examples" / "train_digits.py"
+    if not script.exists():
+        print("  (examples/train_digits.py is not next to this installation; run it from a checkout)")
+        return
+    spec = importlib.util.spec_from_file_location("ndflow_train_digits", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.short_demo(epochs=2, print_fn=lambda *args: print(" ", *args))
+
+
 def run_demo(backend: str | None = None) -> int:
     if backend is not None and not nf.set_backend(backend):
         print(f"backend '{backend}' could not be initialized")
@@ -98,6 +113,9 @@ def run_demo(backend: str | None = None) -> int:
     msd = math.scope(lambda keep, track: math.mean(math.square(math.sub(a, b))))
     print(f"math.scope(lambda keep, track: ...) -> {msd.getValues()}")
     msd.dispose()
+
+    _section("training a small CNN on real digits (Layers API)")
+    _digits_demo()
 
     nf.dispose([a, b, y])
     print(f"\nfinal memory: {nf.memory()}")
