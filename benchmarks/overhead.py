@@ -1,8 +1,10 @@
-"""Per-op dispatch overhead: tiny ops on 1-element tensors, ndflow vs raw numpy for the same work.
+"""Per-op dispatch overhead: tiny ops on 1-element tensors, ndflow vs the backend's own library.
 
-    python benchmarks/overhead.py [--backend cpu] [--n 200000]
+    python benchmarks/overhead.py [--backend cpu|torch] [--n 200000]
 
-Prints a table of microseconds per op. ndflow's overhead is its time minus numpy's.
+Prints a table of microseconds per op. The reference is the library the backend calls for the same
+work on the same data: numpy for ``cpu``, torch for ``torch`` (``benchmarks/torch_overhead.py``
+compares more ops and sizes). ndflow's overhead is its time minus the reference's.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,6 +31,16 @@ def per_op_us(fn, n: int, repeat: int = 5) -> float:
         best = min(best, (time.perf_counter() - start) / n * 1e6)
         gc.enable()
     return best
+
+
+def reference(a: nf.Tensor, b: nf.Tensor, a_np: np.ndarray, b_np: np.ndarray) -> tuple[str, Callable, Callable]:
+    """(library name, add, relu) called directly on the data the active backend's kernels read."""
+    if nf.get_backend() == "torch":
+        import torch
+
+        ta, tb = nf.backend().values(a.data_id), nf.backend().values(b.data_id)
+        return "torch", lambda: torch.add(ta, tb), lambda: torch.relu(ta)
+    return "numpy", lambda: np.add(a_np, b_np), lambda: np.maximum(a_np, 0)
 
 
 def main() -> None:
@@ -60,18 +73,13 @@ def main() -> None:
     def nf_tidy_100() -> None:
         nf.tidy(lambda: [nf_add_in_tidy() for _ in range(100)])
 
-    def np_add() -> None:
-        np.add(a_np, b_np)
-
-    def np_relu() -> None:
-        np.maximum(a_np, 0)
-
+    library, ref_add, ref_relu = reference(a, b, a_np, b_np)
     rows = [
-        ("numpy add (reference)", per_op_us(np_add, n), 1),
+        (f"{library} add (reference)", per_op_us(ref_add, n), 1),
         ("nf.add + dispose", per_op_us(nf_add_dispose, n), 1),
         ("a + b operator + dispose", per_op_us(nf_op_add_dispose, n), 1),
         ("a + 1.0 (python scalar) + dispose", per_op_us(nf_add_scalar_dispose, n), 1),
-        ("numpy maximum(x, 0) (reference)", per_op_us(np_relu, n), 1),
+        (f"{library} relu (reference)", per_op_us(ref_relu, n), 1),
         ("nf.relu + dispose", per_op_us(nf_relu_dispose, n), 1),
         ("nf.add x100 inside one tidy (per op)", per_op_us(nf_tidy_100, max(n // 100, 1)) / 100, 1),
     ]

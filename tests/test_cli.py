@@ -14,6 +14,8 @@ import ndflow as nf
 from ndflow.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+# The backend a fresh process picks: the highest-priority one that initializes (torch when installed).
+DEFAULT = next(name for name in nf.engine().backend_names() if nf.find_backend(name) is not None)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -41,7 +43,7 @@ def test_demo_exits_zero(demo):
 
 def test_demo_sections(demo):
     out = demo.stdout
-    assert out.startswith(f"ndflow {nf.__version__} on backend 'cpu'")
+    assert out.startswith(f"ndflow {nf.__version__} on backend '{DEFAULT}'")
     sections = re.findall(r"^== (.+) ==$", out, flags=re.M)
     assert len(sections) >= 5, sections
     joined = " | ".join(sections).lower()
@@ -95,7 +97,7 @@ def test_info():
     lines = result.stdout.splitlines()
     assert lines[0] == f"ndflow {nf.__version__}"
     assert any(line.startswith("backends") for line in lines)
-    assert re.search(r"^\s+cpu \(active\): \d+ kernels(, .+)?$", result.stdout, flags=re.M)
+    assert re.search(rf"^\s+{DEFAULT} \(active\): \d+ kernels(, .+)?$", result.stdout, flags=re.M)
     assert "flags:" in lines
     flags = lines[lines.index("flags:") + 1 :]
     assert "  DEBUG = False" in flags
@@ -127,4 +129,4 @@ def test_main_info_in_process(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"ndflow {nf.__version__}\n")
-    assert "cpu (active)" in out
+    assert f"{nf.get_backend()} (active)" in out

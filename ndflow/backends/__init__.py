@@ -13,3 +13,12 @@ def coverage() -> dict[str, list[str]]:
 
 
 ENGINE.register_backend("cpu", cpu.CPUBackend, priority=1)
+
+try:  # the torch backend is an optional extra: `pip install ndflow[torch]`
+    import torch as _torch  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+else:
+    from . import torch as _torch_backend
+
+    ENGINE.register_backend("torch", _torch_backend.TorchBackend, priority=2)

@@ -1,0 +1,121 @@
+"""ndflow on the torch backend against calling torch directly, for the same ops on the same data.
+
+    python benchmarks/torch_overhead.py [--device cpu|cuda] [--n 2000] [--repeat 5]
+
+Each case runs an ndflow op on the torch backend (the output disposed, as a program in a ``tidy``
+would) and the torch call its kernel makes, on tensors of a few sizes, and prints microseconds per
+op and the ratio ndflow / torch. On CUDA both sides synchronize once per timed run (not per op), so
+the figures are per-op throughput. The ratio is ndflow's whole overhead: op argument checks, kernel
+dispatch, the data store and tensor bookkeeping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as tnf
+
+import ndflow as nf
+
+
+def per_op_us(fn: Callable[[], object], n: int, repeat: int, sync: Callable[[], None]) -> float:
+    """Best of ``repeat`` runs of ``n`` calls, in microseconds per call."""
+    for _ in range(max(1, n // 10)):
+        fn()
+    sync()
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - start) / n * 1e6)
+        gc.enable()
+    return best
+
+
+def cases(device: torch.device) -> list[tuple[str, Callable[[], object], Callable[[], object], list[nf.Tensor]]]:
+    """(name, ndflow call, torch call, ndflow tensors to dispose afterwards)."""
+    rng = np.random.default_rng(0)
+    result = []
+    backend = nf.backend()
+
+    def pair(shape: tuple[int, ...]) -> tuple[nf.Tensor, torch.Tensor]:
+        t = nf.tensor(rng.standard_normal(shape).astype(np.float32))
+        return t, backend.data[t.data_id].values  # the very tensor the kernel reads
+
+    for size in (1, 32, 128, 512):
+        shape = (size, size) if size > 1 else (1,)
+        (a, ta), (b, tb) = pair(shape), pair(shape)
+        label = "x".join(map(str, shape))
+        result += [
+            (f"add {label}", lambda a=a, b=b: nf.add(a, b).dispose(), lambda ta=ta, tb=tb: torch.add(ta, tb), [a, b]),
+            (f"mul {label}", lambda a=a, b=b: nf.mul(a, b).dispose(), lambda ta=ta, tb=tb: torch.mul(ta, tb), []),
+            (f"relu {label}", lambda a=a: nf.relu(a).dispose(), lambda ta=ta: torch.relu(ta), []),
+            (f"exp {label}", lambda a=a: nf.exp(a).dispose(), lambda ta=ta: torch.exp(ta), []),
+            (f"sum {label}", lambda a=a: nf.sum(a).dispose(), lambda ta=ta: torch.sum(ta), []),
+        ]
+        if size > 1:
+            result += [
+                (f"matMul {label}", lambda a=a, b=b: nf.mat_mul(a, b).dispose(), lambda ta=ta, tb=tb: ta @ tb, []),
+                (
+                    f"transpose {label}",
+                    lambda a=a: nf.transpose(a).dispose(),
+                    lambda ta=ta: ta.t().contiguous(),
+                    [],
+                ),
+            ]
+    for hw, c in ((8, 8), (32, 16), (64, 32)):
+        (x, tx), (w, tw) = pair((1, hw, hw, c)), pair((3, 3, c, c))
+        label = f"1x{hw}x{hw}x{c} * 3x3"
+        weight = tw.permute(3, 2, 0, 1)
+
+        def torch_conv(tx=tx, weight=weight) -> torch.Tensor:
+            return tnf.conv2d(tx.permute(0, 3, 1, 2), weight, None, 1, 1).permute(0, 2, 3, 1)
+
+        def torch_pool(tx=tx) -> torch.Tensor:
+            return tnf.max_pool2d(tx.permute(0, 3, 1, 2), 2, 2).permute(0, 2, 3, 1)
+
+        result += [
+            (f"conv2d same {label}", lambda x=x, w=w: nf.conv2d(x, w, 1, "same").dispose(), torch_conv, [x, w]),
+            (f"maxPool 2x2 {label[:-6]}", lambda x=x: nf.max_pool(x, 2, 2, "valid").dispose(), torch_pool, []),
+        ]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None, help="TORCH_DEVICE for the torch backend (default: its own)")
+    parser.add_argument("--n", type=int, default=2000, help="calls per timed run")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if args.device:
+        nf.env().set("TORCH_DEVICE", args.device)
+    if not nf.set_backend("torch"):
+        raise SystemExit("the torch backend could not be initialized")
+    backend = nf.backend()
+    device = backend.device
+    sync = backend.synchronize
+
+    print(f"ndflow on torch {torch.__version__}, device {device}, {torch.get_num_threads()} threads")
+    print(f"best of {args.repeat} runs of {args.n} calls; microseconds per op")
+    print(f"{'case':<34} {'torch':>9} {'ndflow':>9} {'ratio':>7}")
+    print("-" * 62)
+    all_cases = cases(device)
+    for name, nf_call, torch_call, _ in all_cases:
+        t_torch = per_op_us(torch_call, args.n, args.repeat, sync)
+        t_nf = per_op_us(nf_call, args.n, args.repeat, sync)
+        print(f"{name:<34} {t_torch:9.2f} {t_nf:9.2f} {t_nf / t_torch:7.2f}")
+    nf.dispose([t for case in all_cases for t in case[3]])
+    print(f"tensors left after the benchmark: {nf.memory().num_tensors}")
+
+
+if __name__ == "__main__":
+    main()

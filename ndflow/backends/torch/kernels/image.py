@@ -1,0 +1,341 @@
+"""Image kernels: ResizeBilinear, ResizeNearestNeighbor and their gradients, CropAndResize,
+FlipLeftRight, RotateWithOffset, Transform.
+
+Images are NHWC. TF's sampling rules (``align_corners``, ``half_pixel_centers``, and the legacy
+mode with neither, which torch's interpolate has no equivalent for) are applied exactly: source
+indices and weights are computed once per axis with numpy (they depend on sizes only) and the
+images are gathered and blended on the device. ``js_round`` is JavaScript's ``Math.round``
+(halves go up), which TF.js uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..backend import TorchBackend
+from .common import F, Output, from_numpy, host, out, torch_kernel, values_of
+
+
+def js_round(x):
+    """``Math.round``: the nearest integer, halves rounded towards +Infinity."""
+    return np.floor(x + 0.5) if isinstance(x, np.ndarray) else torch.floor(x + 0.5)
+
+
+# ----------------------------------------------------------------------------- resize
+
+
+def _ratio(in_size: int, out_size: int, align_corners: bool) -> float:
+    """Input pixels per output pixel (TF.js's ``effectiveInputSize / effectiveOutputSize``)."""
+    if align_corners and out_size > 1:
+        return (in_size - 1) / (out_size - 1)
+    return in_size / out_size if out_size else 0.0
+
+
+def _bilinear_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool):
+    """For each output index along one axis: the lower and upper source index and the fraction."""
+    ratio = _ratio(in_size, out_size, align_corners)
+    i = np.arange(out_size, dtype=np.float64)
+    src = ratio * (i + 0.5) - 0.5 if half_pixel else ratio * i
+    lo = np.maximum(0.0, np.floor(src))
+    hi = np.minimum(in_size - 1, np.ceil(src))
+    return lo.astype(np.int64), hi.astype(np.int64), src - lo
+
+
+def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
+    """For each output index along one axis: the source index it copies."""
+    ratio = _ratio(in_size, out_size, align_corners)
+    i = np.arange(out_size, dtype=np.float64)
+    src = ratio * (i + 0.5) if half_pixel else ratio * i
+    idx = np.minimum(in_size - 1, js_round(src) if align_corners else np.floor(src))
+    if half_pixel:
+        idx = np.maximum(0.0, idx)
+    return idx.astype(np.int64)
+
+
+def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
+    return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
+
+
+def _work(v: torch.Tensor) -> torch.Tensor:
+    return v if v.is_floating_point() else v.to(F())
+
+
+@torch_kernel("ResizeBilinear")
+def resize_bilinear(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Bilinear resize of NHWC images to ``size``; always float32."""
+    (images,) = inputs
+    batch, height, width, channels = images.shape
+    new_h, new_w = attrs["size"]
+    shape = (batch, new_h, new_w, channels)
+    if batch * new_h * new_w * channels == 0:
+        return out(backend, torch.zeros(shape, dtype=F(), device=backend.device), "float32", shape)
+    x = _work(values_of(backend, images))
+    align, half = _resize_attrs(attrs)
+    r0, r1, rf = (from_numpy(backend, a) for a in _bilinear_axis(height, new_h, align, half))
+    c0, c1, cf = (from_numpy(backend, a) for a in _bilinear_axis(width, new_w, align, half))
+    cf = cf.to(x.dtype)[None, None, :, None]
+    rf = rf.to(x.dtype)[None, :, None, None]
+    top, bottom = x.index_select(1, r0), x.index_select(1, r1)
+    top_l, bottom_l = top.index_select(2, c0), bottom.index_select(2, c0)
+    top = torch.lerp(top_l, top.index_select(2, c1), cf)
+    bottom = torch.lerp(bottom_l, bottom.index_select(2, c1), cf)
+    return out(backend, torch.lerp(top, bottom, rf), "float32", shape)
+
+
+@torch_kernel("ResizeNearestNeighbor")
+def resize_nearest_neighbor(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Nearest-neighbour resize of NHWC images to ``size``; keeps the dtype."""
+    (images,) = inputs
+    x = values_of(backend, images)
+    batch, height, width, channels = images.shape
+    new_h, new_w = attrs["size"]
+    shape = (batch, new_h, new_w, channels)
+    if batch * new_h * new_w * channels == 0:
+        return out(backend, x.new_zeros(shape), images.dtype, shape)
+    align, half = _resize_attrs(attrs)
+    rows = from_numpy(backend, _nearest_axis(height, new_h, align, half))
+    cols = from_numpy(backend, _nearest_axis(width, new_w, align, half))
+    return out(backend, x.index_select(1, rows).index_select(2, cols), images.dtype, shape)
+
+
+def _sum_groups(v: torch.Tensor, idx: torch.Tensor, n: int, axis: int) -> torch.Tensor:
+    """Sum the slices of ``v`` along ``axis`` into ``n`` bins; ``idx`` names each slice's bin."""
+    shape = list(v.shape)
+    shape[axis] = n
+    return torch.zeros(shape, dtype=v.dtype, device=v.device).index_add_(axis, idx, v)
+
+
+@torch_kernel("ResizeNearestNeighborGrad")
+def resize_nearest_neighbor_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Gradient of ResizeNearestNeighbor: each input pixel sums the ``dy`` of the pixels copied from it."""
+    images, dy = inputs
+    batch, height, width, channels = images.shape
+    g = values_of(backend, dy).double()
+    align, half = _resize_attrs(attrs)
+    rows = from_numpy(backend, _nearest_axis(height, g.shape[1], align, half))
+    cols = from_numpy(backend, _nearest_axis(width, g.shape[2], align, half))
+    g = _sum_groups(_sum_groups(g, rows, height, 1), cols, width, 2)
+    return out(backend, g, images.dtype, images.shape)
+
+
+def _spread(g: torch.Tensor, size: int, axis: int, align: bool, half: bool, backend: TorchBackend) -> torch.Tensor:
+    """The transpose of bilinear interpolation along ``axis``: each value goes back to its two
+    source pixels, weighted as the forward pass took them."""
+    lo, hi, frac = _bilinear_axis(size, g.shape[axis], align, half)
+    shape = [1] * g.dim()
+    shape[axis] = frac.size
+    f = from_numpy(backend, frac).reshape(shape)
+    lo_t, hi_t = from_numpy(backend, lo), from_numpy(backend, hi)
+    return _sum_groups(g * (1.0 - f), lo_t, size, axis) + _sum_groups(g * f, hi_t, size, axis)
+
+
+@torch_kernel("ResizeBilinearGrad")
+def resize_bilinear_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Gradient of ResizeBilinear: ``dy`` spread back onto the input pixels with the forward weights."""
+    images, dy = inputs
+    _, height, width, _ = images.shape
+    g = values_of(backend, dy).double()
+    align, half = _resize_attrs(attrs)
+    g = _spread(_spread(g, height, 1, align, half, backend), width, 2, align, half, backend)
+    return out(backend, g, "float32", images.shape)
+
+
+# ----------------------------------------------------------------------------- crop, flip, rotate
+
+
+def _crop_coords(start: np.ndarray, end: np.ndarray, size: int, crop: int) -> np.ndarray:
+    """Source coordinates (in pixels) of the ``crop`` samples of each box along one axis."""
+    if crop > 1:
+        scale = (end - start) * (size - 1) / (crop - 1)
+        return start[:, None] * (size - 1) + np.arange(crop, dtype=np.float64)[None, :] * scale[:, None]
+    return (0.5 * (start + end) * (size - 1))[:, None]
+
+
+def _crop_sample(
+    src: torch.Tensor, b: torch.Tensor, y: np.ndarray, x: np.ndarray, method: str, backend
+) -> torch.Tensor:
+    """Sample images ``b`` (n, 1, 1) at rows ``y`` (n, crop_h) and columns ``x`` (n, crop_w), all in range."""
+    dev = lambda a: from_numpy(backend, a)  # noqa: E731
+    if method != "bilinear":
+        rows, cols = dev(js_round(y).astype(np.int64))[:, :, None], dev(js_round(x).astype(np.int64))[:, None, :]
+        return src[b, rows, cols]
+    top, left = np.floor(y).astype(np.int64), np.floor(x).astype(np.int64)
+    bottom, right = np.ceil(y).astype(np.int64), np.ceil(x).astype(np.int64)
+    y_lerp = dev(y - top)[:, :, None, None]
+    x_lerp = dev(x - left)[:, None, :, None]
+    t, bt = dev(top)[:, :, None], dev(bottom)[:, :, None]
+    lft, rgt = dev(left)[:, None, :], dev(right)[:, None, :]
+    top_l, bottom_l = src[b, t, lft], src[b, bt, lft]
+    upper = top_l + (src[b, t, rgt] - top_l) * x_lerp
+    lower = bottom_l + (src[b, bt, rgt] - bottom_l) * x_lerp
+    return upper + (lower - upper) * y_lerp
+
+
+@torch_kernel("CropAndResize")
+def crop_and_resize(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Crops of ``image`` at normalized ``boxes`` resized to ``crop_size``; float32.
+
+    Samples outside the image get ``extrapolation_value``; boxes whose index is outside
+    ``[0, batch)`` give zeros. The (small) box coordinates are worked out on the host.
+    """
+    image, boxes, box_ind = inputs
+    bx = host(backend, boxes).astype(np.float64)
+    ind = host(backend, box_ind).astype(np.int64)
+    batch, height, width, channels = image.shape
+    crop_h, crop_w = attrs["crop_size"]
+    extrapolation = float(attrs.get("extrapolation_value", 0.0))
+    n = bx.shape[0]
+    shape = (n, crop_h, crop_w, channels)
+    if n * crop_h * crop_w * channels == 0:
+        return out(backend, torch.zeros(shape, dtype=F(), device=backend.device), "float32", shape)
+    y = _crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
+    x = _crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
+    outside = ((y < 0) | (y > height - 1))[:, :, None] | ((x < 0) | (x > width - 1))[:, None, :]
+    unknown = np.isnan(y)[:, :, None] | np.isnan(x)[:, None, :]
+    good_box = (ind >= 0) & (ind < batch)
+    if image.size == 0 or not good_box.any():
+        result = torch.zeros(shape, dtype=torch.float64, device=backend.device)
+    else:
+        y = np.where(np.isnan(y) | (y < 0) | (y > height - 1), 0.0, y)
+        x = np.where(np.isnan(x) | (x < 0) | (x > width - 1), 0.0, x)
+        b = from_numpy(backend, np.where(good_box, ind, 0))[:, None, None]
+        src = values_of(backend, image).double()
+        result = _crop_sample(src, b, y, x, attrs.get("method", "bilinear"), backend)
+    mask = np.where(outside, 1, np.where(unknown, 2, 0))
+    mask[~good_box] = 3
+    code = from_numpy(backend, mask)[..., None]
+    result = torch.where(code == 2, math.nan, result)  # TF.js reads at a NaN index
+    result = torch.where(code == 1, extrapolation, result)
+    result = torch.where(code == 3, 0.0, result)
+    return out(backend, result, "float32", shape)
+
+
+@torch_kernel("FlipLeftRight")
+def flip_left_right(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
+    """Mirror NHWC images horizontally."""
+    (image,) = inputs
+    return out(backend, torch.flip(values_of(backend, image), (2,)), image.dtype, image.shape)
+
+
+def _channel_fill(fill_value: object, channels: int) -> float | list[float]:
+    """``fill_value`` as TF.js applies it: a number everywhere, or per channel with alpha (channel 3) 255."""
+    if isinstance(fill_value, int | float):
+        return float(fill_value)
+    return [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)]  # type: ignore[index]
+
+
+def _fill_tensor(fill: float | list[float], like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(fill, dtype=torch.float64, device=like.device)
+
+
+@torch_kernel("RotateWithOffset")
+def rotate_with_offset(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Rotate NHWC images by ``radians`` about ``center`` (fractions of width and height)."""
+    (image,) = inputs
+    img = values_of(backend, image)
+    batch, height, width, channels = image.shape
+    if image.size == 0:
+        return out(backend, img.new_zeros(image.shape), image.dtype, image.shape)
+    center = attrs.get("center", 0.5)
+    cx = width * (center if isinstance(center, int | float) else center[0])
+    cy = height * (center if isinstance(center, int | float) else center[1])
+    radians = float(attrs["radians"])
+    sin, cos = math.sin(radians), math.cos(radians)
+    x = np.arange(width, dtype=np.float64)[None, :]
+    y = np.arange(height, dtype=np.float64)[:, None]
+    src_x = js_round((x - cx) * cos - (y - cy) * sin + cx)
+    src_y = js_round((x - cx) * sin + (y - cy) * cos + cy)
+    inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
+    rows = from_numpy(backend, np.where(inside, src_y, 0).astype(np.int64))
+    cols = from_numpy(backend, np.where(inside, src_x, 0).astype(np.int64))
+    fill = _fill_tensor(_channel_fill(attrs.get("fill_value", 0), channels), img)
+    picked = img[:, rows, cols].double()
+    result = torch.where(from_numpy(backend, inside)[None, :, :, None], picked, fill)
+    return out(backend, result, image.dtype, image.shape)
+
+
+# ----------------------------------------------------------------------------- transform
+
+
+def _reflect(c: torch.Tensor, n: int) -> torch.Tensor:
+    """Reflect ``[abcd]`` to ``[dcba|abcd|dcba]``."""
+    if n <= 1:
+        return torch.where((c < 0) | (c > n - 1), 0.0, c)
+    period = 2 * n
+    below = period * torch.trunc(-c / period) + c
+    below = torch.where(below < -n, below + period, -below - 1)
+    above = c - period * torch.trunc(c / period)
+    above = torch.where(above >= n, period - above - 1, above)
+    return torch.where(c < 0, below, torch.where(c > n - 1, above, c))
+
+
+def _wrap(c: torch.Tensor, n: int) -> torch.Tensor:
+    """Wrap ``[abcd]`` to ``[abcd|abcd|abcd]`` (TF.js's arithmetic, kept as it is)."""
+    if n <= 1:
+        return torch.where((c < 0) | (c > n - 1), 0.0, c)
+    below = c + n * (torch.trunc(-c / (n - 1)) + 1)
+    above = c - n * torch.trunc(c / (n - 1))
+    return torch.where(c < 0, below, torch.where(c > n - 1, above, c))
+
+
+def _map_coord(c: torch.Tensor, n: int, mode: str) -> torch.Tensor:
+    if mode == "constant":
+        return c
+    if mode == "reflect":
+        c = _reflect(c, n)
+    elif mode == "wrap":
+        c = _wrap(c, n)
+    return torch.clamp(c, max=n - 1).clamp(min=0.0)  # TF.js's clamp(0, c, n - 1)
+
+
+class _Reader:
+    """Reads pixels at integer coordinates, ``fill`` outside the image (or at NaN coordinates)."""
+
+    def __init__(self, img: torch.Tensor, fill: float) -> None:
+        self.img, self.fill = img, fill
+        self.h, self.w = img.shape[1], img.shape[2]
+        self.b = torch.arange(img.shape[0], device=img.device)[:, None, None]
+
+    def __call__(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        inside = (y >= 0) & (y < self.h) & (x >= 0) & (x < self.w)
+        if self.h * self.w == 0:
+            return torch.full((*inside.shape, self.img.shape[3]), self.fill, dtype=self.img.dtype, device=y.device)
+        rows = torch.where(inside, y, 0.0).long()
+        cols = torch.where(inside, x, 0.0).long()
+        return torch.where(inside[..., None], self.img[self.b, rows, cols], self.fill)
+
+
+@torch_kernel("Transform")
+def transform(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """Projective transforms ``[a0, a1, a2, b0, b1, b2, c0, c1]`` (output -> input) of NHWC images."""
+    image, transforms = inputs
+    batch, height, width, channels = image.shape
+    out_h, out_w = attrs.get("output_shape") or (height, width)
+    shape = (batch, out_h, out_w, channels)
+    fill = float(np.float32(attrs.get("fill_value", 0)))
+    if batch * out_h * out_w * channels == 0:
+        return out(backend, torch.full(shape, fill, dtype=torch.float64, device=backend.device), image.dtype, shape)
+    img = values_of(backend, image).double()
+    t = values_of(backend, transforms).double().expand(batch, 8)[:, :, None, None]  # one row for all, or one each
+    x = torch.arange(out_w, dtype=torch.float64, device=img.device)[None, None, :]
+    y = torch.arange(out_h, dtype=torch.float64, device=img.device)[None, :, None]
+    projection = t[:, 6] * x + t[:, 7] * y + 1
+    in_x = (t[:, 0] * x + t[:, 1] * y + t[:, 2]) / projection
+    in_y = (t[:, 3] * x + t[:, 4] * y + t[:, 5]) / projection
+    mode = attrs.get("fill_mode", "constant")
+    in_x, in_y = _map_coord(in_x, width, mode), _map_coord(in_y, height, mode)
+    read = _Reader(img, fill)
+    if attrs.get("interpolation", "nearest") == "nearest":
+        result = read(js_round(in_y), js_round(in_x))
+    else:
+        y0, x0 = torch.floor(in_y), torch.floor(in_x)
+        y1, x1 = y0 + 1, x0 + 1
+        xa, xb = (x1 - in_x)[..., None], (in_x - x0)[..., None]
+        upper = xa * read(y0, x0) + xb * read(y0, x1)
+        lower = xa * read(y1, x0) + xb * read(y1, x1)
+        result = (y1 - in_y)[..., None] * upper + (in_y - y0)[..., None] * lower
+    result = torch.where((projection == 0)[..., None], fill, result)
+    return out(backend, result, image.dtype, shape)

@@ -1,0 +1,354 @@
+"""Pooling: MaxPool, AvgPool, MaxPool3D, AvgPool3D, MaxPoolWithArgmax and the *Grad kernels.
+
+The op computes the geometry (``ndflow/ops/pool_util.py``) and passes it in the attributes
+``filter_size``, ``strides``, ``dilations``, ``pad_before`` and ``out_size``; the gradient kernels
+take the forward attributes unchanged.
+
+Forward pooling runs torch's pooling on the channels_last view of the NHWC data (no layout copy).
+TF's windows start at ``i * stride - pad_before``; torch's at ``i * stride - pad`` with a
+symmetric ``pad``, so ``pad = pad_before`` with ``ceil_mode`` (windows may run past the end, as
+TF's 'same' windows do) gives TF's windows whenever torch accepts that pad; the extra windows
+torch may add at the end are cropped. Otherwise the input is laid into an explicit *frame* that
+holds every window (-inf or 0 outside the input) and pooled without padding.
+
+TF.js semantics kept: max ignores NaN (NaN becomes -inf first; a window with no number gives
+-Infinity, stored as 0 in int32/bool outputs); the 2D kernels return the input unchanged for a
+1x1 filter that keeps the shape; avg divides by the number of input positions in the window (NaN
+for an empty window in 2D, 0 in 3D). Arg-max positions: the first maximum in 2D, the last in 3D.
+The gradients and MaxPoolWithArgmax use a static loop over the filter taps, each tap one strided
+slice of the frame (nothing loops over pixels).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Iterator
+
+import torch
+import torch.nn.functional as tnf
+
+from ..backend import TorchBackend
+from .common import F, Output, out, share, torch_kernel, values_of
+
+Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+_MAX = {2: torch.max_pool2d, 3: torch.max_pool3d}
+_AVG = {2: tnf.avg_pool2d, 3: tnf.avg_pool3d}
+
+
+def _geometry(attrs: dict) -> Geometry:
+    """(filter, strides, dilations, pad_before, out_size)."""
+    return (
+        tuple(attrs["filter_size"]),
+        tuple(attrs["strides"]),
+        tuple(attrs["dilations"]),
+        tuple(attrs["pad_before"]),
+        tuple(attrs["out_size"]),
+    )
+
+
+def _extent(geo: Geometry) -> tuple[int, ...]:
+    """Frame length per spatial dim: the span from the first window's start to the last one's end."""
+    f, s, d, _, o = geo
+    return tuple((oi - 1) * si + (fi - 1) * di + 1 for fi, si, di, oi in zip(f, s, d, o, strict=True))
+
+
+def _out_shape(x_shape: tuple[int, ...], geo: Geometry) -> tuple[int, ...]:
+    return (x_shape[0], *geo[4], x_shape[-1])
+
+
+def _nchw(v: torch.Tensor) -> torch.Tensor:
+    """Channels-last data as torch's (N, C, *spatial) channels_last view."""
+    n = v.dim() - 2
+    return v.permute(0, n + 1, *range(1, n + 1))
+
+
+def _nhwc(y: torch.Tensor) -> torch.Tensor:
+    n = y.dim() - 2
+    return y.permute(0, *range(2, n + 2), 1)
+
+
+def _work(v: torch.Tensor) -> torch.Tensor:
+    """float32 stays (the float dtype); int32 and bool pool in float64, as TF.js's JS numbers."""
+    return v if v.is_floating_point() else v.double()
+
+
+def store_like_tfjs(values: torch.Tensor, dtype: str) -> torch.Tensor:
+    """Float results as TF.js's typed arrays keep them: int32 truncates (0 for NaN/±Inf), bool is
+    a Uint8Array (truncation modulo 256, then non-zero)."""
+    if dtype == "float32":
+        return values
+    finite = torch.where(torch.isfinite(values), torch.trunc(values), 0.0).double()
+    if dtype == "int32":
+        return torch.fmod(finite, 2.0**32).to(torch.int64).to(torch.int32)
+    return torch.fmod(finite, 256.0) != 0
+
+
+@functools.lru_cache(maxsize=1024)
+def torch_padding(in_size: tuple[int, ...], geo: Geometry) -> list[int] | None:
+    """Symmetric pads for which torch's ``ceil_mode`` windows start where TF's do and number at
+    least ``out``; None when torch cannot express the geometry."""
+    f, s, d, before, o = geo
+    pads = []
+    for n, fi, si, di, b, oi in zip(in_size, f, s, d, before, o, strict=True):
+        k = (fi - 1) * di + 1
+        if b < 0 or 2 * b > k or n + 2 * b < k:
+            return None
+        count = -(-(n + 2 * b - k) // si) + 1
+        if (count - 1) * si >= n + b:
+            count -= 1
+        if count < oi:
+            return None
+        pads.append(b)
+    return pads
+
+
+@functools.lru_cache(maxsize=1024)
+def _frame_pads(in_size: tuple[int, ...], geo: Geometry) -> list[int]:
+    """``F.pad`` amounts (last dim first) that turn the input into the frame (negative crops)."""
+    amounts: list[int] = []
+    for n, b, extent in zip(in_size, geo[3], _extent(geo), strict=True):
+        amounts = [b, extent - n - b, *amounts]
+    return amounts
+
+
+def _crop(y: torch.Tensor, out_size: tuple[int, ...]) -> torch.Tensor:
+    if tuple(y.shape[2:]) == tuple(out_size):
+        return y
+    return y[(slice(None), slice(None), *(slice(0, o) for o in out_size))]
+
+
+def _max_pool(x: torch.Tensor, geo: Geometry) -> torch.Tensor:
+    n = x.dim() - 2
+    f, s, d, _, o = geo
+    in_size = tuple(x.shape[2:])
+    pads = torch_padding(in_size, geo)
+    if pads is not None:
+        return _crop(_MAX[n](x, f, s, pads, d, True), o)
+    frame = tnf.pad(x, _frame_pads(in_size, geo), value=-math.inf)
+    return _MAX[n](frame, f, s, [0] * n, d, False)
+
+
+def max_values(v: torch.Tensor, geo: Geometry) -> torch.Tensor:
+    """Window maxima ignoring NaN (torch-layout result); -inf where a window holds no number.
+
+    torch's max lets NaN win; TF.js's never picks it. On CPU the sum of the pooled result tells
+    whether any window held a NaN (then the input is pooled again with NaN as -inf); on a GPU NaN
+    is replaced up front (no synchronisation)."""
+    x = _nchw(_work(v))
+    if x.device.type != "cpu":
+        return _max_pool(torch.nan_to_num(x, nan=-math.inf, posinf=math.inf, neginf=-math.inf), geo)
+    y = _max_pool(x, geo)
+    if bool(torch.isnan(y.sum())):  # a NaN (or +inf and -inf together): pool again without NaN
+        y = _max_pool(torch.nan_to_num(x, nan=-math.inf, posinf=math.inf, neginf=-math.inf), geo)
+    return y
+
+
+def _counts(in_size: tuple[int, ...], geo: Geometry, device: torch.device) -> torch.Tensor:
+    """Number of input positions in each window, shaped (1, 1, *out) (separable per dim)."""
+    f, s, d, before, o = geo
+    total = torch.ones((1, 1) + (1,) * len(o), dtype=torch.float64, device=device)
+    for axis, (n, fi, si, di, b, oi) in enumerate(zip(in_size, f, s, d, before, o, strict=True)):
+        idx = torch.arange(oi, device=device)[:, None] * si - b + torch.arange(fi, device=device)[None, :] * di
+        count = ((idx >= 0) & (idx < n)).sum(dim=1).double()
+        shape = [1] * (len(o) + 2)
+        shape[axis + 2] = oi
+        total = total * count.reshape(shape)
+    return total
+
+
+def avg_values(v: torch.Tensor, geo: Geometry, empty_is_zero: bool) -> torch.Tensor:
+    """Window means over the input positions only (torch-layout result)."""
+    v = _work(v)
+    x = _nchw(v)
+    n = x.dim() - 2
+    f, s, d, _, o = geo
+    in_size = tuple(x.shape[2:])
+    pads = torch_padding(in_size, geo) if all(di == 1 for di in d) else None
+    if pads is not None:
+        return _crop(_AVG[n](x, f, s, pads, ceil_mode=True, count_include_pad=False), o)
+    frame = tnf.pad(x, _frame_pads(in_size, geo))
+    if all(di == 1 for di in d):
+        sums = _AVG[n](frame, f, s, 0, divisor_override=1)
+    else:  # window sums with holes: a depthwise convolution with ones
+        channels = frame.shape[1]
+        ones = torch.ones((channels, 1, *f), dtype=frame.dtype, device=frame.device)
+        conv = tnf.conv2d if n == 2 else tnf.conv3d
+        sums = conv(frame, ones, None, s, 0, d, channels)
+    count = _counts(in_size, geo, v.device)
+    if empty_is_zero:
+        count = count.clamp(min=1)
+    return sums / count.to(sums.dtype)
+
+
+def _keeps_shape(x, geo: Geometry) -> bool:
+    """TF.js's 2D shortcut: a 1x1 filter that keeps the shape returns the input itself."""
+    return all(f == 1 for f in geo[0]) and tuple(geo[4]) == tuple(x.shape[1:-1])
+
+
+def _empty(x, geo: Geometry) -> bool:
+    return math.prod(_out_shape(x.shape, geo)) == 0 or x.size == 0
+
+
+def _zeros(backend: TorchBackend, x, geo: Geometry) -> torch.Tensor:
+    return torch.zeros(_out_shape(x.shape, geo), dtype=F(), device=backend.device)
+
+
+@torch_kernel("MaxPool")
+def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    geo = _geometry(attrs)
+    if _keeps_shape(x, geo):
+        return share(backend, x.data_id, x.shape, x.dtype)
+    if _empty(x, geo):
+        return out(backend, _zeros(backend, x, geo), x.dtype)
+    y = _nhwc(max_values(values_of(backend, x), geo))
+    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
+
+
+@torch_kernel("AvgPool")
+def avg_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    geo = _geometry(attrs)
+    if _keeps_shape(x, geo):
+        return share(backend, x.data_id, x.shape, x.dtype)
+    if _empty(x, geo):
+        return out(backend, _zeros(backend, x, geo), x.dtype)
+    y = _nhwc(avg_values(values_of(backend, x), geo, False))
+    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
+
+
+@torch_kernel("MaxPool3D")
+def max_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    geo = _geometry(attrs)
+    if _empty(x, geo):
+        return out(backend, _zeros(backend, x, geo), "float32")
+    return out(backend, _nhwc(max_values(values_of(backend, x), geo)), "float32", _out_shape(x.shape, geo))
+
+
+@torch_kernel("AvgPool3D")
+def avg_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    geo = _geometry(attrs)
+    if _empty(x, geo):
+        return out(backend, _zeros(backend, x, geo), "float32")
+    return out(backend, _nhwc(avg_values(values_of(backend, x), geo, True)), "float32", _out_shape(x.shape, geo))
+
+
+# ----------------------------------------------------------------------------- tap loops
+
+
+def _frame(v: torch.Tensor, geo: Geometry, fill: float) -> torch.Tensor:
+    """Channels-last frame holding every window, ``fill`` outside the input."""
+    frame = _nhwc(tnf.pad(_nchw(v), _frame_pads(tuple(v.shape[1:-1]), geo), value=fill))
+    return frame
+
+
+def _taps(geo: Geometry) -> Iterator[tuple[int, tuple[slice, ...]]]:
+    """(flat tap index, frame slice holding that tap of every window), taps in row-major order."""
+    f, s, d, _, o = geo
+    for t, tap in enumerate(itertools.product(*(range(fi) for fi in f))):
+        spatial = tuple(
+            slice(k * di, k * di + (oi - 1) * si + 1, si) for k, si, di, oi in zip(tap, s, d, o, strict=True)
+        )
+        yield t, (slice(None), *spatial, slice(None))
+
+
+def max_positions(v: torch.Tensor, geo: Geometry, last: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(maxima, flat tap index of the maximum in each window, -1 where none); ``last`` picks the
+    last of equal maxima (``>=``, TF.js 3D) instead of the first (``>``, TF.js 2D)."""
+    frame = _frame(_work(v), geo, math.nan)
+    shape = _out_shape(tuple(v.shape), geo)
+    best = torch.full(shape, -math.inf, dtype=frame.dtype, device=v.device)
+    pos = torch.full(shape, -1, dtype=torch.int32, device=v.device)
+    compare = torch.ge if last else torch.gt
+    for t, sl in _taps(geo):
+        tap = frame[sl]
+        better = compare(tap, best)
+        best = torch.where(better, tap, best)
+        pos = torch.where(better, t, pos)
+    return best, pos
+
+
+def _scatter(x_shape: tuple[int, ...], geo: Geometry, per_tap: Callable[[int], torch.Tensor], device) -> torch.Tensor:
+    """dx: each tap's contribution ``per_tap(t)`` (shape of dy) added back at the window positions."""
+    dframe = torch.zeros((x_shape[0], *_extent(geo), x_shape[-1]), dtype=torch.float64, device=device)
+    for t, sl in _taps(geo):
+        dframe[sl] += per_tap(t)
+    # the frame back onto the input: the inverse pad (crop where the frame padded)
+    return _nhwc(tnf.pad(_nchw(dframe), [-a for a in _frame_pads(x_shape[1:-1], geo)]))
+
+
+def max_grad(x: torch.Tensor, dy: torch.Tensor, geo: Geometry, last: bool) -> torch.Tensor:
+    """dx of a max pool: each window's dy goes to its arg-max position."""
+    if dy.numel() == 0 or x.numel() == 0:
+        return torch.zeros(x.shape, dtype=torch.float64, device=x.device)
+    _, pos = max_positions(x, geo, last)
+    dy = dy.double()
+    return _scatter(tuple(x.shape), geo, lambda t: torch.where(pos == t, dy, 0.0), x.device)
+
+
+def avg_grad(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -> torch.Tensor:
+    """dx of an avg pool: each window's dy shared by the input positions it averaged."""
+    if dy.numel() == 0 or math.prod(x_shape) == 0:
+        return torch.zeros(x_shape, dtype=torch.float64, device=dy.device)
+    count = _nhwc(_counts(x_shape[1:-1], geo, dy.device))
+    share_ = torch.where(count > 0, dy.double() / count.clamp(min=1), 0.0)
+    return _scatter(x_shape, geo, lambda t: share_, dy.device)
+
+
+@torch_kernel("MaxPoolWithArgmax")
+def max_pool_with_argmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """Maxima and their flat indexes ``((b * H + y) * W + x) * C + c`` (``b`` only with
+    ``include_batch_in_index``); -1 where a window holds no number."""
+    (x,) = inputs
+    geo = _geometry(attrs)
+    shape = _out_shape(x.shape, geo)
+    if _empty(x, geo):
+        zeros = _zeros(backend, x, geo)
+        return [out(backend, zeros, x.dtype, shape), out(backend, zeros, "int32", shape)]
+    best, pos = max_positions(values_of(backend, x), geo, last=False)
+    batch, height, width, channels = x.shape
+    (fh, fw), (sh, sw), (dh, dw), (ph, pw), (oh, ow) = geo
+    dev = backend.device
+    pos = pos.long()
+    row = torch.arange(oh, device=dev).reshape(1, oh, 1, 1) * sh - ph + torch.div(pos, fw, rounding_mode="floor") * dh
+    col = torch.arange(ow, device=dev).reshape(1, 1, ow, 1) * sw - pw + (pos % fw) * dw
+    index = (row * width + col) * channels + torch.arange(channels, device=dev).reshape(1, 1, 1, channels)
+    if attrs.get("include_batch_in_index"):
+        index = index + torch.arange(batch, device=dev).reshape(batch, 1, 1, 1) * (height * width * channels)
+    index = torch.where(pos < 0, -1, index)
+    return [out(backend, store_like_tfjs(best, x.dtype), x.dtype, shape), out(backend, index, "int32", shape)]
+
+
+@torch_kernel("MaxPoolGrad")
+def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """inputs (dy, x, y): dy goes to the first maximum of each window."""
+    dy, x, _ = inputs
+    dx = max_grad(values_of(backend, x), values_of(backend, dy), _geometry(attrs), last=False)
+    return out(backend, dx, "float32", x.shape)
+
+
+@torch_kernel("AvgPoolGrad")
+def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """inputs (dy, x): dy shared by the input positions each window averaged."""
+    dy, x = inputs
+    return out(backend, avg_grad(x.shape, values_of(backend, dy), _geometry(attrs)), "float32", x.shape)
+
+
+@torch_kernel("MaxPool3DGrad")
+def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
+    dy, x, _ = inputs
+    dx = max_grad(values_of(backend, x), values_of(backend, dy), _geometry(attrs), last=True)
+    return out(backend, dx, "float32", x.shape)
+
+
+@torch_kernel("AvgPool3DGrad")
+def avg_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    """inputs (dy, x): dy shared by the input positions each window averaged."""
+    dy, x = inputs
+    return out(backend, avg_grad(x.shape, values_of(backend, dy), _geometry(attrs)), "float32", x.shape)

@@ -1,0 +1,60 @@
+"""Shape and dtype changes: Reshape, ExpandDims, Identity, Cast, Transpose.
+
+Transpose returns a permuted view of its input (torch reads strided tensors everywhere; a matrix
+product takes a transposed operand as it is).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..backend import TorchBackend
+from .binary import to_int32
+from .common import Output, out, share, torch_dtype, torch_kernel, values_of
+
+
+@torch_kernel("Reshape")
+def reshape(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
+
+
+@torch_kernel("ExpandDims")
+def expand_dims(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    shape = list(x.shape)
+    shape.insert(attrs["dim"], 1)
+    return share(backend, x.data_id, tuple(shape), x.dtype)
+
+
+@torch_kernel("Identity")
+def identity(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
+    (x,) = inputs
+    return share(backend, x.data_id, x.shape, x.dtype)
+
+
+@torch_kernel("Cast")
+def cast(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    dtype = attrs["dtype"]
+    if dtype == x.dtype:
+        return share(backend, x.data_id, x.shape, x.dtype)
+    if x.dtype == "string" or dtype == "string":
+        raise TypeError(f"cast: cannot cast between {x.dtype} and {dtype}")
+    v = values_of(backend, x)
+    if dtype == "int32" and (v.is_floating_point() or v.is_complex()):
+        return out(backend, to_int32(torch.real(v) if v.is_complex() else v), dtype, x.shape)
+    if dtype == "bool":
+        return out(backend, v != 0, dtype, x.shape)
+    if x.dtype == "complex64" and dtype == "float32":
+        return out(backend, torch.real(v).clone(), dtype, x.shape)
+    return out(backend, v.to(torch_dtype(dtype)), dtype, x.shape)
+
+
+@torch_kernel("Transpose", strings=True)
+def transpose(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
+    (x,) = inputs
+    perm = tuple(attrs["perm"])
+    shape = tuple(x.shape[p] for p in perm)
+    # A permuted view: no copy, and no memory pinned beyond the input's own (same size).
+    return out(backend, values_of(backend, x).permute(perm), x.dtype, shape)
