@@ -367,3 +367,36 @@ def test_round_is_half_to_even(on_torch):
         r.dispose()
     finally:
         t.dispose()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nf.sum(nf.tensor([1, 2], dtype="int32")),
+        lambda: nf.sum(nf.tensor([True, False])),
+        lambda: nf.prod(nf.tensor([3, 4], dtype="int32")),
+        lambda: nf.cumsum(nf.tensor([1, 2], dtype="int32")),
+        lambda: nf.arg_max(nf.tensor([1.0, 3.0])),
+        lambda: nf.mat_mul(nf.tensor([[1, 2]], dtype="int32"), nf.tensor([[3], [4]], dtype="int32")),
+        lambda: nf.add(nf.tensor([1, 2], dtype="int32"), nf.tensor([3, 4], dtype="int32")),
+        lambda: nf.maximum(nf.tensor([True]), nf.tensor([False])),
+        lambda: nf.floor_div(nf.tensor([7.0]), nf.tensor([2.0])),
+        lambda: nf.range(0, 5, 1, "int32"),
+        lambda: nf.one_hot(nf.tensor([0, 2], dtype="int32"), 3),
+        lambda: nf.topk(nf.tensor([1.0, 3.0, 2.0]), 2).indices,
+        lambda: nf.unique(nf.tensor([3, 1, 3], dtype="int32")).indices,
+        lambda: nf.cast(nf.tensor([1.7, -2.5]), "int32"),
+        lambda: nf.relu(nf.tensor([-1, 2], dtype="int32")),
+    ],
+)
+def test_stored_values_have_the_tensors_dtype(on_torch, make):
+    """Every output's stored torch tensor has its ndflow dtype (torch would widen int32 sums to int64)."""
+    from ndflow.backends.torch.kernels.common import torch_dtype
+
+    result = nf.tidy(make)
+    try:
+        stored = on_torch.values(result.data_id)
+        assert stored.dtype == torch_dtype(result.dtype), (result.dtype, stored.dtype)
+        assert stored.numel() == result.size
+    finally:
+        result.dispose()

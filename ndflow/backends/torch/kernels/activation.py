@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..backend import TorchBackend
-from .common import Output, floats, out, torch_kernel, values_of
+from .common import Output, floats, keep, out, torch_kernel, values_of
 from .unary import same_dtype_unary
 
 # The SELU constants TF.js uses (Klambauer et al. 2017): scale * alpha, and scale.
@@ -24,7 +24,7 @@ def relu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     v = values_of(backend, x)
     if x.dtype == "bool":  # max(b, 0) is b
         return out(backend, v.clone(), "bool", x.shape)
-    return out(backend, torch.relu(v), x.dtype, x.shape)  # torch.relu keeps NaN, as TF.js does
+    return keep(backend, torch.relu(v), x.shape, x.dtype)  # torch.relu keeps NaN, as TF.js does
 
 
 @torch_kernel("Sigmoid")

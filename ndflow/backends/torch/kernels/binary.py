@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from ..backend import TorchBackend
-from .common import F, Output, out, torch_kernel, values_of
+from .common import F, Output, keep, operands, out, torch_kernel, values_of
 
 _TWO32 = 4294967296.0
 
@@ -47,39 +47,39 @@ def _shape(a, b) -> tuple[int, ...] | None:
     return a.shape if a.shape == b.shape else None
 
 
+def _same_dtype(backend: TorchBackend, inputs: tuple, fn, logical) -> Output:
+    """``fn(a, b)`` for two inputs of one dtype, whose result torch keeps in that dtype (the hot
+    path: no cast, the shape known when the inputs agree); bools use ``logical``."""
+    a, b = inputs
+    va, vb = operands(backend, a, b)
+    if a.dtype == "bool":
+        return out(backend, logical(va, vb), "bool", _shape(a, b))
+    result = fn(va, vb)
+    return keep(backend, result, a.shape if a.shape == b.shape else tuple(result.shape), a.dtype)
+
+
 @torch_kernel("Add")
 def add(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    a, b = inputs
-    va, vb = values_of(backend, a), values_of(backend, b)
-    if a.dtype == "bool":
-        return out(backend, torch.logical_or(va, vb), "bool", _shape(a, b))
-    return out(backend, torch.add(va, vb), a.dtype, _shape(a, b))
+    return _same_dtype(backend, inputs, torch.add, torch.logical_or)
 
 
 @torch_kernel("Sub")
 def sub(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    a, b = inputs
-    va, vb = values_of(backend, a), values_of(backend, b)
-    if a.dtype == "bool":  # 1 - 0 = 1 and 0 - 1 = -1 (255 in a Uint8Array): true exactly where a != b
-        return out(backend, torch.ne(va, vb), "bool", _shape(a, b))
-    return out(backend, torch.sub(va, vb), a.dtype, _shape(a, b))
+    # bools: 1 - 0 = 1 and 0 - 1 = -1 (255 in a Uint8Array): true exactly where a != b
+    return _same_dtype(backend, inputs, torch.sub, torch.ne)
 
 
 @torch_kernel("Multiply")
 def multiply(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    a, b = inputs
-    va, vb = values_of(backend, a), values_of(backend, b)
-    if a.dtype == "bool":
-        return out(backend, torch.logical_and(va, vb), "bool", _shape(a, b))
-    return out(backend, torch.mul(va, vb), a.dtype, _shape(a, b))
+    return _same_dtype(backend, inputs, torch.mul, torch.logical_and)
 
 
 @torch_kernel("RealDiv")
 def real_div(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
-    va, vb = values_of(backend, a), values_of(backend, b)
     if a.dtype in ("float32", "complex64"):
-        return out(backend, torch.div(va, vb), a.dtype, _shape(a, b))
+        return _same_dtype(backend, inputs, torch.div, None)
+    va, vb = operands(backend, a, b)
     return out(backend, torch.div(va.to(F()), vb.to(F())), "float32", _shape(a, b))
 
 
@@ -120,10 +120,10 @@ def pow_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
 
 def _extreme(backend: TorchBackend, inputs: tuple, fn, logical) -> Output:
     a, b = inputs
-    va, vb = values_of(backend, a), values_of(backend, b)
     if a.dtype == "bool":
+        va, vb = operands(backend, a, b)
         return out(backend, logical(va, vb), "int32", _shape(a, b))
-    return out(backend, fn(va, vb), a.dtype, _shape(a, b))  # NaN propagates, as np.maximum
+    return _same_dtype(backend, inputs, fn, None)  # NaN propagates, as np.maximum
 
 
 @torch_kernel("Maximum")

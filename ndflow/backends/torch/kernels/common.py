@@ -51,6 +51,16 @@ def values_of(backend: TorchBackend, t: Tensor) -> Any:
     return record.values.reshape(t.shape)
 
 
+def operands(backend: TorchBackend, a: Tensor, b: Tensor) -> tuple[Any, Any]:
+    """The values of two inputs, each in its tensor's shape (:func:`values_of` twice, in one call)."""
+    data = backend.data
+    ra, rb = data[a.data_id], data[b.data_id]
+    return (
+        ra.values if ra.shape == a.shape else ra.values.reshape(a.shape),
+        rb.values if rb.shape == b.shape else rb.values.reshape(b.shape),
+    )
+
+
 def floats(backend: TorchBackend, t: Tensor) -> torch.Tensor:
     """Input ``t`` as a float tensor (int32 and bool converted to the float dtype)."""
     v = values_of(backend, t)
@@ -64,6 +74,13 @@ def out(backend: TorchBackend, values: torch.Tensor, dtype: str, shape: tuple[in
         values = values.to(target)
     if shape is None:
         shape = tuple(values.shape)
+    data_id = new_data_id()
+    backend.data[data_id] = Record(values, 1, shape)
+    return data_id, shape, dtype
+
+
+def keep(backend: TorchBackend, values: torch.Tensor, shape: tuple[int, ...], dtype: str) -> Output:
+    """:func:`out` for values already of ``dtype``'s storage type and of ``shape`` (the hot path)."""
     data_id = new_data_id()
     backend.data[data_id] = Record(values, 1, shape)
     return data_id, shape, dtype

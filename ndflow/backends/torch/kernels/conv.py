@@ -33,7 +33,7 @@ __all__ = ["check_dy", "info_from_attrs"]
 
 _CONV = {2: torch.conv2d, 3: torch.conv3d}
 
-Geometry = tuple[ConvInfo, list[int], list[int]]
+Geometry = tuple[ConvInfo, list[int], list[int] | None]
 _GEOMETRY: dict[tuple, Geometry] = {}
 
 
@@ -44,15 +44,25 @@ def _freeze(value: object) -> object:
 def geometry(
     in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool = False
 ) -> Geometry:
-    """``(info, symmetric torch padding, explicit pads)`` of a call, cached: models call the same
-    convolutions again and again, and the geometry costs more than a small convolution."""
-    key = (in_shape, filter_shape, kernel, depthwise, _freeze(tuple(attrs.items())))
-    cached = _GEOMETRY.get(key)
+    """``(info, symmetric torch padding, explicit pads or None)`` of a call, cached: models call the
+    same convolutions again and again, and the geometry costs more than a small convolution."""
+    key: tuple | None = (in_shape, filter_shape, kernel, depthwise, tuple(attrs), *attrs.values())
+    try:
+        cached = _GEOMETRY.get(key)
+    except TypeError:  # list-valued attributes
+        key = (in_shape, filter_shape, kernel, depthwise, tuple(attrs), _freeze(tuple(attrs.values())))
+        try:
+            cached = _GEOMETRY.get(key)
+        except TypeError:  # something else unhashable: no caching
+            key, cached = None, None
     if cached is None:
         info = info_from_attrs(in_shape, filter_shape, attrs, kernel, depthwise=depthwise)
-        if len(_GEOMETRY) > 4096:
-            _GEOMETRY.clear()
-        cached = _GEOMETRY[key] = (info, *padding(info))
+        sym, extra = padding(info)
+        cached = (info, sym, extra if any(extra) else None)
+        if key is not None:
+            if len(_GEOMETRY) > 4096:
+                _GEOMETRY.clear()
+            _GEOMETRY[key] = cached
     return cached
 
 
@@ -116,8 +126,8 @@ def padding(info: ConvInfo) -> tuple[list[int], list[int]]:
     return sym, extra
 
 
-def _padded(x: torch.Tensor, extra: list[int]) -> torch.Tensor:
-    return tnf.pad(x, extra) if any(extra) else x
+def _padded(x: torch.Tensor, extra: list[int] | None) -> torch.Tensor:
+    return x if extra is None else tnf.pad(x, extra)
 
 
 def conv_forward(
@@ -126,13 +136,12 @@ def conv_forward(
     """Convolution of torch-layout ``x`` (N, C, *spatial) with torch weight ``w`` (and a per-channel
     ``bias``); torch-layout result."""
     info, sym, extra = geo
-    shape = (info.batch, w.shape[0], *info.out_size)
-    if math.prod(shape) == 0 or x.numel() == 0:
-        y = x.new_zeros(shape)
+    if 0 in info.out_size or info.batch == 0 or w.shape[0] == 0 or x.numel() == 0:
+        y = x.new_zeros((info.batch, w.shape[0], *info.out_size))
         return y if bias is None else y + bias.reshape(-1, *(1,) * len(info.out_size))
     conv = _CONV[len(info.in_size)]
-    if x.device.type == "cpu":
-        return conv(_padded(x, extra), w, bias, info.strides, sym, info.dilations, groups)
+    if not x.is_cuda:
+        return conv(x if extra is None else tnf.pad(x, extra), w, bias, info.strides, sym, info.dilations, groups)
     with precise(x.device):
         return conv(_padded(x, extra), w, bias, info.strides, sym, info.dilations, groups)
 
@@ -141,8 +150,9 @@ def conv_backprop_input(dy: torch.Tensor, w: torch.Tensor, geo: Geometry, groups
     """Gradient of :func:`conv_forward` for its input (torch layouts)."""
     info, sym, extra = geo
     channels = w.shape[1] * groups
+    n = len(info.in_size)
     padded_size = [
-        size + extra[2 * (len(info.in_size) - 1 - i)] + extra[2 * (len(info.in_size) - 1 - i) + 1]
+        size + (0 if extra is None else extra[2 * (n - 1 - i)] + extra[2 * (n - 1 - i) + 1])
         for i, size in enumerate(info.in_size)
     ]
     shape = (info.batch, channels, *info.in_size)
@@ -163,7 +173,7 @@ def conv_backprop_input(dy: torch.Tensor, w: torch.Tensor, geo: Geometry, groups
             groups,
             (True, False, False),
         )[0]
-    return tnf.pad(dx, [-e for e in extra]) if any(extra) else dx
+    return dx if extra is None else tnf.pad(dx, [-e for e in extra])
 
 
 def conv_backprop_filter(

@@ -111,8 +111,9 @@ def log_softmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     v = values_of(backend, x)
     if v.numel() == 0:
         return out(backend, torch.zeros(x.shape, dtype=F(), device=backend.device), "float32", x.shape)
-    if not v.is_floating_point():
+    if v.dtype is torch.bool:
         v = v.to(F())
+    # x - max in x's dtype (int32 wraps, as in TF.js), then in float64
     shifted = (v - torch.amax(v, dim=axis, keepdim=True)).double()
     result = shifted - torch.log(torch.exp(shifted).sum(dim=axis, keepdim=True))
     return out(backend, result, "float32", x.shape)

@@ -15,8 +15,10 @@ TF.js semantics kept: max ignores NaN (NaN becomes -inf first; a window with no 
 -Infinity, stored as 0 in int32/bool outputs); the 2D kernels return the input unchanged for a
 1x1 filter that keeps the shape; avg divides by the number of input positions in the window (NaN
 for an empty window in 2D, 0 in 3D). Arg-max positions: the first maximum in 2D, the last in 3D.
-The gradients and MaxPoolWithArgmax use a static loop over the filter taps, each tap one strided
-slice of the frame (nothing loops over pixels).
+MaxPoolGrad scatters dy to torch's arg-max indices (the first maximum, as TF.js's 2D), the avg
+gradients use torch's backward, both where torch expresses the geometry; MaxPool3DGrad (TF.js's
+3D takes the *last* maximum), MaxPoolWithArgmax and the other geometries use a static loop over the
+filter taps, each tap one strided slice of the frame (nothing loops over pixels).
 """
 
 from __future__ import annotations
@@ -87,11 +89,11 @@ def store_like_tfjs(values: torch.Tensor, dtype: str) -> torch.Tensor:
 
 
 @functools.lru_cache(maxsize=1024)
-def torch_padding(in_size: tuple[int, ...], geo: Geometry) -> list[int] | None:
-    """Symmetric pads for which torch's ``ceil_mode`` windows start where TF's do and number at
-    least ``out``; None when torch cannot express the geometry."""
+def torch_plan(in_size: tuple[int, ...], geo: Geometry) -> tuple[list[int], tuple[int, ...]] | None:
+    """(symmetric pads, torch's output sizes) for which torch's ``ceil_mode`` windows start where
+    TF's do and number at least ``out``; None when torch cannot express the geometry."""
     f, s, d, before, o = geo
-    pads = []
+    pads, sizes = [], []
     for n, fi, si, di, b, oi in zip(in_size, f, s, d, before, o, strict=True):
         k = (fi - 1) * di + 1
         if b < 0 or 2 * b > k or n + 2 * b < k:
@@ -102,7 +104,14 @@ def torch_padding(in_size: tuple[int, ...], geo: Geometry) -> list[int] | None:
         if count < oi:
             return None
         pads.append(b)
-    return pads
+        sizes.append(count)
+    return pads, tuple(sizes)
+
+
+def torch_padding(in_size: tuple[int, ...], geo: Geometry) -> list[int] | None:
+    """The symmetric pads of :func:`torch_plan`, or None."""
+    plan = torch_plan(in_size, geo)
+    return None if plan is None else plan[0]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -324,11 +333,56 @@ def max_pool_with_argmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> l
     return [out(backend, store_like_tfjs(best, x.dtype), x.dtype, shape), out(backend, index, "int32", shape)]
 
 
+def _no_nan(x: torch.Tensor) -> torch.Tensor:
+    return torch.nan_to_num(x, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
+
+
+def max_grad_2d(x: torch.Tensor, dy: torch.Tensor, geo: Geometry) -> torch.Tensor | None:
+    """dx of a 2D max pool through torch's arg-max indices (the first maximum, NaN never picked,
+    no gradient for a window without a number); None when torch cannot express the geometry."""
+    in_size = tuple(x.shape[1:-1])
+    plan = torch_plan(in_size, geo)
+    if plan is None or dy.numel() == 0 or x.numel() == 0:
+        return None
+    f, s, d, _, o = geo
+    xt = _no_nan(_nchw(_work(x)))
+    y, idx = tnf.max_pool2d(xt, f, s, plan[0], d, ceil_mode=True, return_indices=True)
+    y, idx = _crop(y, o), _crop(idx, o)
+    n, c, hw = xt.shape[0], xt.shape[1], math.prod(in_size)
+    g = torch.where(y == -math.inf, 0.0, _nchw(dy).double()).reshape(n, c, -1)
+    dx = torch.zeros((n, c, hw), dtype=torch.float64, device=x.device)
+    dx.scatter_add_(2, idx.reshape(n, c, -1).clamp(0, hw - 1), g)
+    return _nhwc(dx.reshape(n, c, *in_size))
+
+
+_AVG_BACKWARD = {2: torch.ops.aten.avg_pool2d_backward, 3: torch.ops.aten.avg_pool3d_backward}
+
+
+def avg_grad_native(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -> torch.Tensor | None:
+    """dx of an avg pool through torch's backward (its windows padded back to torch's output size);
+    None when torch cannot express the geometry."""
+    in_size = x_shape[1:-1]
+    plan = torch_plan(in_size, geo) if all(di == 1 for di in geo[2]) else None
+    if plan is None or dy.numel() == 0 or math.prod(x_shape) == 0:
+        return None
+    pads, sizes = plan
+    n, c = x_shape[0], x_shape[-1]
+    g = torch.zeros((n, c, *sizes), dtype=torch.float64, device=dy.device)
+    g[(slice(None), slice(None), *(slice(0, o) for o in geo[4]))] = _nchw(dy)
+    stand_in = torch.empty((n, c, *in_size), dtype=torch.float64, device=dy.device)
+    dx = _AVG_BACKWARD[len(in_size)](g, stand_in, geo[0], geo[1], pads, True, False, None)
+    return _nhwc(dx)
+
+
 @torch_kernel("MaxPoolGrad")
 def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     dy, x, _ = inputs
-    dx = max_grad(values_of(backend, x), values_of(backend, dy), _geometry(attrs), last=False)
+    geo = _geometry(attrs)
+    xv, dyv = values_of(backend, x), values_of(backend, dy)
+    dx = max_grad_2d(xv, dyv, geo)
+    if dx is None:
+        dx = max_grad(xv, dyv, geo, last=False)
     return out(backend, dx, "float32", x.shape)
 
 
@@ -336,7 +390,9 @@ def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
 def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    return out(backend, avg_grad(x.shape, values_of(backend, dy), _geometry(attrs)), "float32", x.shape)
+    geo, dyv = _geometry(attrs), values_of(backend, dy)
+    dx = avg_grad_native(x.shape, dyv, geo)
+    return out(backend, avg_grad(x.shape, dyv, geo) if dx is None else dx, "float32", x.shape)
 
 
 @torch_kernel("MaxPool3DGrad")
@@ -351,4 +407,6 @@ def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
 def avg_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    return out(backend, avg_grad(x.shape, values_of(backend, dy), _geometry(attrs)), "float32", x.shape)
+    geo, dyv = _geometry(attrs), values_of(backend, dy)
+    dx = avg_grad_native(x.shape, dyv, geo)
+    return out(backend, avg_grad(x.shape, dyv, geo) if dx is None else dx, "float32", x.shape)

@@ -5,18 +5,21 @@ An empty axis list reduces nothing (torch would reduce everything).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 
 from ..backend import TorchBackend
 from .common import Output, out, torch_dtype, torch_kernel, values_of
+from .common import keep as keep_
 
 
 def _axes(attrs: dict) -> tuple[tuple[int, ...], bool]:
     return tuple(attrs["axis"]), attrs["keep_dims"]
 
 
+@functools.lru_cache(maxsize=4096)
 def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) -> tuple[int, ...]:
     """The shape after reducing ``axes`` (kept as 1s with ``keep``)."""
     rank = len(shape)
@@ -31,11 +34,14 @@ def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
     v = values_of(backend, x)
-    dtype = "int32" if x.dtype == "bool" else x.dtype
     shape = reduced_shape(x.shape, axes, keep)
+    if x.dtype == "bool":
+        return out(backend, torch.sum(v, dim=axes, keepdim=keep, dtype=torch.int32) if axes else v, "int32", shape)
     if not axes:
-        return out(backend, v.to(torch_dtype(dtype), copy=True), dtype, shape)
-    return out(backend, torch.sum(v, dim=axes, keepdim=keep, dtype=torch_dtype(dtype)), dtype, shape)
+        return keep_(backend, v.clone(), shape, x.dtype)
+    if x.dtype == "int32":  # torch would widen to int64
+        return keep_(backend, torch.sum(v, dim=axes, keepdim=keep, dtype=torch.int32), shape, "int32")
+    return keep_(backend, torch.sum(v, dim=axes, keepdim=keep), shape, x.dtype)
 
 
 @torch_kernel("Mean")
@@ -45,7 +51,10 @@ def mean(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     v = values_of(backend, x)
     dtype = "complex64" if x.dtype == "complex64" else "float32"
     shape = reduced_shape(x.shape, axes, keep)
-    work = torch_dtype(dtype)
+    if x.dtype in ("float32", "complex64"):
+        work = torch_dtype(dtype)
+    else:  # TF.js casts to float32, then sums in JS numbers (float64)
+        v, work = v.to(torch.float32), torch.float64
     if not axes:
         return out(backend, v.to(work, copy=True), dtype, shape)
     count = math.prod(x.shape[a] for a in axes)

@@ -14,7 +14,7 @@ import torch
 
 from ..backend import TorchBackend
 from .binary import store
-from .common import F, Output, out, torch_kernel, values_of
+from .common import F, Output, keep, out, torch_kernel, values_of
 
 Fn = Callable[[torch.Tensor, dict | None], torch.Tensor]
 
@@ -28,8 +28,8 @@ def _float_unary(name: str, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
         if x.dtype == "complex64":
             return out(backend, fn(v), "complex64", x.shape)
         if x.dtype != "float32":
-            v = v.to(F())
-        return out(backend, fn(v), "float32", x.shape)
+            return out(backend, fn(v.to(F())), "float32", x.shape)
+        return keep(backend, fn(v), x.shape, "float32")
 
     run.__name__ = name
     torch_kernel(name)(run)
@@ -53,7 +53,7 @@ def same_dtype_unary(name: str, fn: Fn) -> None:
         (x,) = inputs
         v = values_of(backend, x)
         if x.dtype == "float32":
-            return out(backend, fn(v, attrs), "float32", x.shape)
+            return keep(backend, fn(v, attrs), x.shape, "float32")
         return out(backend, store(fn(v.double(), attrs), x.dtype), x.dtype, x.shape)
 
     run.__name__ = name
