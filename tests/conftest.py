@@ -16,7 +16,7 @@ import ndflow as nf  # noqa: E402  (after the sys.path set-up above)
 from ndflow.core.engine import ENGINE  # noqa: E402
 
 # Backends the op tests run on: each one that is registered and initializes here.
-BACKENDS = ["cpu", "torch"]
+BACKENDS = ["cpu", "torch", "webgpu"]
 
 
 @pytest.fixture(autouse=True)

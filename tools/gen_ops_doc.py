@@ -42,6 +42,15 @@ def lookup(path: str) -> object | None:
     return owner
 
 
+def _forwarded() -> dict[str, set[str]]:
+    """Kernels each GPU backend forwards to the cpu kernels (webgpu, when wgpu is installed)."""
+    try:
+        from ndflow.backends.webgpu import FORWARDED
+    except ImportError:
+        return {}
+    return {"webgpu": set(FORWARDED)}
+
+
 def render() -> str:
     api = json.loads((ROOT / "tools" / "tfjs_api.json").read_text())
     rows, have = [], 0
@@ -62,11 +71,13 @@ def render() -> str:
         "",
         "## Kernels per backend",
         "",
-        "| backend | kernels registered | of TF.js's |",
-        "|---|---|---|",
+        "| backend | kernels registered | of TF.js's | run by the cpu kernels |",
+        "|---|---|---|---|",
     ]
+    forwarded = _forwarded()
     for backend, names in cov.items():
-        lines.append(f"| `{backend}` | {len([n for n in names if n in kernels])} | {len(kernels)} |")
+        n_fwd = len(forwarded.get(backend, ()))
+        lines.append(f"| `{backend}` | {len([n for n in names if n in kernels])} | {len(kernels)} | {n_fwd or ''} |")
     lines += [
         "",
         "<details><summary>TF.js kernels not registered on each backend</summary>",
@@ -75,7 +86,16 @@ def render() -> str:
     for backend, names in cov.items():
         missing = sorted(kernels - set(names))
         lines.append(f"- `{backend}` ({len(missing)}): " + ", ".join(missing))
-    lines += ["", "</details>", "", "## Functions and ops", "", "| TF.js | ndflow | present |", "|---|---|---|"]
+    lines += ["", "</details>", ""]
+    lines += [
+        "Kernels that a GPU backend runs on the CPU (the cpu backend's kernel on read-back values, as TF.js's",
+        "GPU backends do for strings, NMS, sparse and ragged bookkeeping); every other kernel has a GPU program:",
+        "",
+    ]
+    for backend, names in forwarded.items():
+        lines.append(f"- `{backend}` ({len(names)}): " + ", ".join(sorted(names)))
+    lines.append("")
+    lines += ["## Functions and ops", "", "| TF.js | ndflow | present |", "|---|---|---|"]
     return "\n".join(lines + rows) + "\n"
 
 

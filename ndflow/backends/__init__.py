@@ -14,11 +14,22 @@ def coverage() -> dict[str, list[str]]:
 
 ENGINE.register_backend("cpu", cpu.CPUBackend, priority=1)
 
-try:  # the torch backend is an optional extra: `pip install ndflow[torch]`
-    import torch as _torch  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the environment
+try:  # the torch backend is an optional extra (`pip install ndflow[torch]`); a missing or broken torch
+    import torch as _torch  # noqa: F401  leaves ndflow on cpu
+except Exception:  # noqa: BLE001  # pragma: no cover - depends on the environment
     pass
 else:
     from . import torch as _torch_backend
 
     ENGINE.register_backend("torch", _torch_backend.TorchBackend, priority=2)
+
+try:  # the webgpu backend is an optional extra (`pip install ndflow[webgpu]`)
+    import wgpu as _wgpu  # noqa: F401
+except Exception:  # noqa: BLE001  # pragma: no cover - depends on the environment
+    pass
+else:
+    from . import webgpu as _webgpu_backend
+
+    # Opt-in (nf.set_backend("webgpu")): below cpu, so that a machine whose only adapter is a software driver
+    # does not run on it by default. The adapter is opened when the backend is first set.
+    ENGINE.register_backend("webgpu", _webgpu_backend.WebGPUBackend, priority=0)

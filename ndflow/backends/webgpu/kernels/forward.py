@@ -1,0 +1,76 @@
+"""Kernels without a GPU program run on the CPU: the inputs' values are read back (a no-op for values that
+are still on the CPU), the cpu backend's kernel computes the outputs, and they stay on the CPU until a GPU
+program reads them (then they are uploaded once).
+
+TF.js's GPU backends do the same for the kernels that do not suit a GPU (strings, NMS, unique, sparse and
+ragged bookkeeping, ...): same results as the cpu backend by construction. ``FORWARDED`` lists the kernels
+that take this path; ``ndflow info`` and docs/ops.md show which kernels have GPU programs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ....core.kernel_registry import kernel_table, register_kernel
+from ...cpu.backend import CPUBackend, _Record
+from ..backend import Output, WebGPUBackend
+from .common import GPU_KERNELS
+
+FORWARDED: set[str] = set()
+
+_CPU = CPUBackend()  # the data store the cpu kernels see: the inputs, for the length of one call
+
+
+def forwarder(name: str, cpu_fn: Callable) -> Callable:
+    """A webgpu kernel that runs the cpu kernel ``cpu_fn`` on CPU copies of the inputs."""
+
+    def run(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output | list[Output]:
+        store = _CPU.data
+        placed = []
+        try:
+            for t in inputs:
+                if t is None or t.data_id in store:
+                    continue
+                store[t.data_id] = _Record(backend.read_sync(t.data_id), 1)
+                placed.append(t.data_id)
+            result = cpu_fn(_CPU, inputs, attrs)
+            single = isinstance(result, tuple)
+            outputs = [result] if single else list(result)
+            converted = []
+            for data_id, shape, dtype in outputs:
+                if data_id in placed:
+                    backend.inc_ref(data_id)  # the cpu kernel shared an input's data (reshape, identity)
+                    record = store[data_id]
+                    record.ref_count -= 1
+                    converted.append((data_id, shape, dtype))
+                    continue
+                record = store.pop(data_id)
+                backend.data[data_id] = _adopt(record.values, dtype)
+                converted.append((data_id, shape, dtype))
+            return converted[0] if single else converted
+        finally:
+            for data_id in placed:
+                store.pop(data_id, None)
+
+    run.__name__ = f"forward_{name}"
+    return run
+
+
+def _adopt(values, dtype: str):
+    from ..backend import Record
+
+    return Record(values, None, 1, tuple(values.shape), dtype)
+
+
+def register_forwarders() -> None:
+    """Register a forwarder for every cpu kernel that has no GPU program."""
+    webgpu = kernel_table("webgpu")
+    for name, config in kernel_table("cpu").items():
+        if name not in webgpu and name not in GPU_KERNELS:
+            register_kernel(name, "webgpu", forwarder(name, config.kernel_func))
+            FORWARDED.add(name)
+
+
+def forward(name: str, backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output | list[Output]:
+    """Run the cpu kernel ``name`` on CPU copies of the inputs (for the cases a GPU program leaves out)."""
+    return forwarder(name, kernel_table("cpu")[name].kernel_func)(backend, inputs, attrs)
