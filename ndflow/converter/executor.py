@@ -20,23 +20,11 @@ from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .control_flow import ROOT, ExecutionContext, ResourceManager
 from .graph import Node, parse_input
+from .mappers._util import forget_constants, register_constants
 from .plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow, is_dynamic
-from .registry import get_mapper
+from .program import Program, node_error, raw_mapper
 
 NamedTensors = dict[str, Tensor]
-
-
-def node_error(node: Node, exc: BaseException) -> BaseException:
-    """``exc`` with the node's name and op in front of its message (same exception type when possible)."""
-    prefix = f"graph model node '{node.name}' ({node.op}): "
-    if str(exc).startswith("graph model node"):
-        return exc
-    try:
-        new = type(exc)(prefix + str(exc))
-    except Exception:  # exception types with other constructors keep their message, plus a note
-        exc.add_note(prefix.rstrip(": "))
-        return exc
-    return new
 
 
 def as_list(out: Any) -> list[Tensor | None]:
@@ -58,7 +46,7 @@ def _unalias(outs: list[Tensor | None], inputs: Sequence[Tensor | None]) -> list
 
 def run_sync(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> list[Tensor | None]:
     """Run a node's mapper in its own scope (tensors it makes and does not return are freed)."""
-    fn = get_mapper(node.op)
+    fn = raw_mapper(node.op)
     if fn is None:
         raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
     ENGINE.start_scope(node.name)
@@ -81,7 +69,7 @@ def run_sync(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> 
 def start_node(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> Any:
     """Run a node's mapper up to its first await: its outputs, or an awaitable of them (a coroutine
     mapper runs outside any scope: it frees what it makes)."""
-    fn = get_mapper(node.op)
+    fn = raw_mapper(node.op)
     if fn is None:
         raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
     ENGINE.start_scope(node.name)
@@ -121,9 +109,13 @@ class GraphExecutor:
         self._weight_ids: set[int] = set()
         self._resources = ResourceManager()
         self._plans: dict[tuple[tuple[str, ...], tuple[str, ...]], Plan] = {}
+        self._programs: dict[int, Program] = {}  # by id of the (cached, never dropped) plan
         self._dynamic: dict[tuple[tuple[str, ...], tuple[str, ...]], bool] = {}
         self.signature_inputs: dict[str, str] = {}  # signature key -> tensor name
         self.signature_outputs: dict[str, str] = {}
+        # The unoptimized graph's executor, for requests the optimized graph cannot serve (see ``route``).
+        self.fallback: GraphExecutor | None = None
+        self.baked: set[str] = set()  # original nodes whose values were folded into new constants
         self._functions: dict[str, GraphExecutor] = {}
         if parent is None:
             self._functions = {name: GraphExecutor(fn, self) for name, fn in graph.functions.items()}
@@ -139,6 +131,7 @@ class GraphExecutor:
         """Set the weights (the executor owns them: ``dispose`` frees them)."""
         self._weights = dict(weights)
         self._weight_ids = {t.id for t in weights.values()}
+        register_constants(self._weights.values())
 
     @property
     def weight_ids(self) -> set[int]:
@@ -161,9 +154,29 @@ class GraphExecutor:
         return self.parent.functions if self.parent is not None else self._functions
 
     def dispose(self) -> None:
-        """Free every weight."""
+        """Free every weight (and the unoptimized graph's)."""
+        forget_constants(self._weights.values())
         for t in self._weights.values():
             t.dispose()
+        if self.fallback is not None:
+            self.fallback.dispose()
+
+    def route(self, input_names: Sequence[str], outputs: Sequence[str]) -> GraphExecutor:
+        """This executor, or the unoptimized graph's when the request names a node the optimized graph lost
+        (or changed: another op now answers ``node:1``), or feeds a node whose value was folded away."""
+        fallback = self.fallback
+        if fallback is None:
+            return self
+        nodes, original = self.graph.nodes, fallback.graph.nodes
+        for name in input_names:
+            node = output_name(name)[0]
+            if node not in nodes or node in self.baked:
+                return fallback
+        for name in outputs:
+            node, index = output_name(name)
+            if node not in nodes or (index and node in original and nodes[node].op != original[node].op):
+                return fallback
+        return self
 
     # -- inputs and outputs ----------------------------------------------------------------------
     def map_inputs(self, inputs: Mapping[str, Tensor]) -> NamedTensors:
@@ -239,56 +252,50 @@ class GraphExecutor:
         self._plans[key] = plan
         return plan
 
+    def program_for(self, input_names: Sequence[str], outputs: Sequence[str]) -> Program:
+        """The compiled plan for these inputs and outputs (cached with the plan)."""
+        plan = self.plan_for(input_names, outputs)
+        program = self._programs.get(id(plan))
+        if program is None:
+            in_nodes = sorted({output_name(n)[0] for n in input_names})
+            program = self._programs[id(plan)] = Program(self.graph, plan, in_nodes, self.weights)
+        return program
+
     def execute(self, inputs: Mapping[str, Tensor], outputs: Sequence[str] | None = None) -> list[Tensor]:
         """Run the graph on ``inputs`` (tensor name -> Tensor); the tensors of ``outputs``, in order."""
         inputs = self.map_inputs(inputs)
-        self.check_inputs(inputs)
         outputs = self.map_outputs(outputs or self.default_outputs())
+        target = self.route(list(inputs), outputs)
+        if target is not self:
+            return target._execute(inputs, outputs)
+        return self._execute(inputs, outputs)
+
+    def _execute(self, inputs: Mapping[str, Tensor], outputs: Sequence[str]) -> list[Tensor]:
+        self.check_inputs(inputs)
         self.check_outputs(outputs)
-        plan = self.plan_for(list(inputs), outputs)
+        program = self.program_for(list(inputs), outputs)
         ctx = ExecutionContext(self.weights, functions=self.functions, resources=self.resources)
-        weights = self.weights
-        tensors: dict[str, list[Tensor | None]] = {}
-        for name, t in inputs.items():
-            node, index = output_name(name)
-            tensors.setdefault(node, [None] * (index + 1))
-            tensors[node].extend([None] * (index + 1 - len(tensors[node])))
-            tensors[node][index] = t
+        feeds = {output_name(name): t for name, t in inputs.items()}
         keep_ids = {t.id for t in inputs.values()} | self.weight_ids
-        results: list[Tensor] = []
-        ENGINE.start_scope("GraphModel.execute")
-        try:
-            for node, free in zip(plan.order, plan.free_after, strict=True):
-                if node.name not in tensors and node.name not in weights:
-                    args = [_lookup(tensors, weights, src, i, node) for src, i in node.inputs]
-                    tensors[node.name] = run_sync(node, args, ctx)
-                for name in free:
-                    for t in tensors.pop(name, ()):
-                        if t is not None and not t.kept and t.id not in keep_ids:
-                            t.dispose()
-            for name in outputs:
-                node_name, index = output_name(name)
-                t = _lookup(tensors, weights, node_name, index, None)
-                results.append(ops.clone(t) if t.kept or t.id in keep_ids else t)
-        except BaseException:
-            ENGINE.end_scope(None)
-            raise
-        ENGINE.end_scope(results)
-        return results
+        return program.run(feeds, [output_name(n) for n in outputs], ctx, keep_ids)
 
     # -- execute_async (dynamic schedule) --------------------------------------------------------
     async def execute_async(self, inputs: Mapping[str, Tensor], outputs: Sequence[str] | None = None) -> list[Tensor]:
         """Run any graph (control flow, dynamic shapes); plain graphs take the ``execute`` plan."""
         mapped = self.map_inputs(inputs)
-        self.check_inputs(mapped)
         names = self.map_outputs(outputs or self.default_outputs())
-        self.check_outputs(names)
-        if not self.needs_async(list(mapped), names):
-            return self.execute(mapped, names)
-        return await self._execute_async(mapped, names, False, None, None)
+        target = self.route(list(mapped), names)
+        target.check_inputs(mapped)
+        target.check_outputs(names)
+        if not target._needs_async(list(mapped), names):
+            return target._execute(mapped, names)
+        return await target._execute_async(mapped, names, False, None, None)
 
     def needs_async(self, input_names: Sequence[str], outputs: Sequence[str]) -> bool:
         """Whether computing ``outputs`` from these inputs runs control flow or dynamic ops (cached)."""
+        return self.route(input_names, outputs)._needs_async(input_names, outputs)
+
+    def _needs_async(self, input_names: Sequence[str], outputs: Sequence[str]) -> bool:
         in_nodes = tuple(sorted({output_name(n)[0] for n in input_names}))
         out_nodes = tuple(sorted({output_name(n)[0] for n in outputs}))
         key = (in_nodes, out_nodes)
@@ -473,19 +480,6 @@ class GraphExecutor:
                     del counts[t.id]
                 elif count is not None:
                     counts[t.id] = count - 1
-
-
-def _lookup(
-    tensors: dict[str, list[Tensor | None]], weights: NamedTensors, name: str, index: int, node: Node | None
-) -> Tensor:
-    entry = tensors.get(name)
-    if entry is None and name in weights:
-        entry = [weights[name]]
-    t = entry[index] if entry is not None and index < len(entry) else None
-    if t is None:
-        user = f" (input of node '{node.name}')" if node is not None else ""
-        raise RuntimeError(f"graph model: tensor '{name}:{index}'{user} was not computed")
-    return t
 
 
 def _get_tensor(name: str, index: int, tensor_map: dict[str, list[Tensor | None]], ctx: ExecutionContext) -> Any:

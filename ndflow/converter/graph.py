@@ -35,7 +35,8 @@ def parse_input(ref: str) -> tuple[str, int, bool]:
 @dataclass
 class Node:
     """One graph node: ``name``, TF ``op`` type, ``inputs`` (data inputs, in order), ``controls``
-    (control dependencies), and raw ``attr``."""
+    (control dependencies), and raw ``attr``. Decoded string and list attributes are memoized (mappers
+    read them on every run), so ``attr`` must not change once read."""
 
     name: str
     op: str
@@ -43,6 +44,7 @@ class Node:
     controls: list[str] = field(default_factory=list)
     attr: dict[str, Any] = field(default_factory=dict)
     device: str = ""
+    _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Node:
@@ -75,8 +77,13 @@ class Node:
         return default if v is None else bool(v)
 
     def str(self, name: str, default: str | None = None) -> str | None:
-        v = self._value(name, "s")
-        return default if v is None else decode_string(v)
+        key = ("s", name)
+        try:
+            v = self._memo[key]
+        except KeyError:
+            raw = self._value(name, "s")
+            v = self._memo[key] = None if raw is None else decode_string(raw)
+        return default if v is None else v
 
     def dtype(self, name: str, default: str | None = None) -> str | None:
         v = self._value(name, "type")
@@ -93,16 +100,26 @@ class Node:
         return list(value["list"].get(kind, []))
 
     def ints(self, name: str, default: list[int] | None = None) -> list[int] | None:
-        v = self._list(name, "i")
-        return default if v is None else [int(x) for x in v]
+        key = ("li", name)
+        try:
+            v = self._memo[key]
+        except KeyError:
+            raw = self._list(name, "i")
+            v = self._memo[key] = None if raw is None else tuple(int(x) for x in raw)
+        return default if v is None else list(v)
 
     def floats(self, name: str, default: list[float] | None = None) -> list[float] | None:
         v = self._list(name, "f")
         return default if v is None else [float(x) for x in v]
 
     def strs(self, name: str, default: list[str] | None = None) -> list[str] | None:
-        v = self._list(name, "s")
-        return default if v is None else [decode_string(x) for x in v]
+        key = ("ls", name)
+        try:
+            v = self._memo[key]
+        except KeyError:
+            raw = self._list(name, "s")
+            v = self._memo[key] = None if raw is None else tuple(decode_string(x) for x in raw)
+        return default if v is None else list(v)
 
     def dtypes(self, name: str, default: list[str] | None = None) -> list[str] | None:
         v = self._list(name, "type")

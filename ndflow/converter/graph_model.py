@@ -10,6 +10,7 @@ type that ndflow cannot run. ``execute``/``predict`` run plain graphs; ``execute
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,9 @@ from ..io.model_json import is_graph_topology
 from . import mappers  # noqa: F401  (importing it registers every op mapper)
 from .executor import GraphExecutor
 from .graph import TF_DTYPES
+from .optimize import optimize_enabled, optimize_graph
 from .plan import Graph, build_graph, validate
+from .rewrite import Stats
 
 Inputs = Tensor | Sequence[Any] | Mapping[str, Any] | np.ndarray
 
@@ -74,13 +77,14 @@ class GraphModel:
         self.initializer_signature: dict[str, Any] | None = None
         self._captured: dict[Any, Tensor] | None = None
         self._disposed = False
+        self.optimization: Stats | None = None  # what the load-time optimizations did (None when off)
 
     # -- loading ---------------------------------------------------------------------------------
     def _handler(self) -> Any:
         url = self.model_url
         if hasattr(url, "load") and not isinstance(url, str | os.PathLike):
             return url
-        options = {k: v for k, v in self.load_options.items() if k != "from_tf_hub"}
+        options = {k: v for k, v in self.load_options.items() if k not in ("from_tf_hub", "optimize")}
         if options.get("request_init") is not None and isinstance(url, str) and io.is_http_scheme(url):
             return io.http(url, **options)
         return io.resolve_load_handler(url, options)
@@ -128,6 +132,8 @@ class GraphModel:
         versions = topology.get("versions") or {}
         self.version = f"{_js(versions.get('producer'))}.{_js(versions.get('minConsumer'))}"
         self.executor = self._make_executor(graph, weights)
+        if optimize_enabled(self.load_options.get("optimize")):
+            self._optimize(graph, weights)
         self._precompile()
         if init_graph is not None:
             self.initializer = GraphExecutor(init_graph)
@@ -147,6 +153,20 @@ class GraphModel:
                 executor.signature_outputs[key] = info["name"]
         return executor
 
+    def _optimize(self, graph: Graph, weights: dict[str, Tensor]) -> None:
+        """Run the optimized graph (folded, fused), keeping the original for what it cannot serve."""
+        original = self._ready()
+        try:
+            optimized = optimize_graph(graph, weights)
+        except Exception as exc:  # an optimizer bug must not make a model unloadable: run it as loaded
+            logging.getLogger("ndflow").warning("graph model: optimizations skipped (%s: %s)", type(exc).__name__, exc)
+            return
+        executor = self._make_executor(optimized.graph, optimized.weights)
+        executor.fallback, executor.baked = original, optimized.baked
+        original.resources = executor.resources
+        self.executor = executor
+        self.optimization = optimized.stats
+
     def _precompile(self) -> None:
         """Plan the default execution (model inputs -> model outputs) at load, when it needs no async."""
         executor = self._ready()
@@ -158,6 +178,11 @@ class GraphModel:
             executor.plan_for(names, outputs)
         except ValueError:
             pass  # inputs missing from the signature: execute() reports it
+
+    def _original(self) -> GraphExecutor:
+        """The executor of the graph as loaded (metadata and weights come from it)."""
+        executor = self._ready()
+        return executor.fallback if executor.fallback is not None else executor
 
     def _ready(self) -> GraphExecutor:
         if self._disposed:
@@ -189,7 +214,7 @@ class GraphModel:
         return out
 
     def _info(self, name: str, entry: Any) -> ModelTensorInfo:
-        node = self._ready().graph.nodes[name]
+        node = self._original().graph.nodes[name]
         sig_shape, sig_dtype = _signature_info(entry)
         shape = node.shape("shape") if node.has("shape") else sig_shape
         dtype = node.dtype("dtype") if node.has("dtype") else sig_dtype
@@ -211,8 +236,8 @@ class GraphModel:
 
     @property
     def weights(self) -> dict[str, Tensor]:
-        """The weights by Const node name (TF.js's ``weights`` holds one-element lists)."""
-        return self._ready().weights
+        """The weights by Const node name (TF.js's ``weights`` holds one-element lists), as loaded."""
+        return self._original().weights
 
     @property
     def metadata(self) -> dict[str, Any] | None:
@@ -375,7 +400,8 @@ class GraphModel:
     def __repr__(self) -> str:
         if self.executor is None or self._disposed:
             return f"GraphModel({self.model_url!r}, {'disposed' if self._disposed else 'not loaded'})"
-        return f"GraphModel({self.model_url!r}, nodes={len(self.executor.graph.nodes)}, inputs={self.input_nodes})"
+        nodes = len(self._original().graph.nodes)
+        return f"GraphModel({self.model_url!r}, nodes={nodes}, inputs={self.input_nodes})"
 
 
 def _js(value: Any) -> str:
@@ -385,7 +411,8 @@ def _js(value: Any) -> str:
 
 def load_graph_model(model_url: Any, options: Mapping[str, Any] | None = None) -> GraphModel:
     """Load a graph model from a path/URL (``file://``, ``http(s)://``), an IO handler or artifacts in memory;
-    options: ``from_tf_hub``, ``request_init``, ``on_progress``, ``weight_path_prefix``, ``fetch_func``."""
+    options: ``from_tf_hub``, ``request_init``, ``on_progress``, ``weight_path_prefix``, ``fetch_func``, and
+    ``optimize`` (ndflow: fold constants and fuse ops at load; default: the ``GRAPH_MODEL_OPTIMIZE`` flag, true)."""
     if model_url is None:
         raise ValueError(
             "modelUrl in load_graph_model() cannot be None. Please provide a url or an IOHandler that loads the model"

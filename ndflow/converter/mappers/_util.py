@@ -9,30 +9,37 @@ them that way where case carries no meaning, while patterns and separators keep 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ... import ops as nf
-from ...core.globals import tidy
+from ...core.engine import ENGINE
 from ...core.tensor import Tensor
 from ..graph import Node
 from ..registry import Mapper, op
 
 
 def mapper(*tf_ops: str, needs_async: bool = False) -> Callable[[Mapper], Mapper]:
-    """Register ``fn`` for ``tf_ops``; it runs in a tidy scope and never returns one of its inputs."""
+    """Register ``fn`` for ``tf_ops``; it runs in a tidy scope and never returns one of its inputs.
+    The registered function's ``untidied`` attribute is ``fn`` itself, for executors that track what
+    each node makes on their own (``converter.program``)."""
 
     def wrap(fn: Mapper) -> Mapper:
         """Register the wrapped ``fn``."""
 
         @functools.wraps(fn)
         def run(node: Node, inputs: list[Any], ctx: Any) -> Any:
-            return tidy(lambda: fresh(fn(node, inputs, ctx), inputs))
+            return ENGINE.tidy(None, _call, (fn, node, inputs, ctx), {})
 
+        run.untidied = fn  # type: ignore[attr-defined]
         op(*tf_ops, needs_async=needs_async)(run)
         return run
 
     return wrap
+
+
+def _call(fn: Mapper, node: Node, inputs: list[Any], ctx: Any) -> Any:
+    return fresh(fn(node, inputs, ctx), inputs)
 
 
 def fresh(out: Any, inputs: Sequence[Any]) -> Any:
@@ -46,20 +53,58 @@ def fresh(out: Any, inputs: Sequence[Any]) -> Any:
 
 
 # -- small tensors read synchronously ------------------------------------------------------------
-def num(t: Tensor) -> Any:
-    """The first element of ``t`` as a Python number (TF.js's ``number`` input: ``dataSync()[0]``)."""
+# A model's weights never change, and mappers read the same small ones (shapes, axes, paddings) on every
+# run: their values are kept here by tensor id (ids are never reused), for the tensors registered.
+_CONSTANT_IDS: set[int] = set()
+_VALUES: dict[tuple[int, str], Any] = {}
+_KINDS = ("num", "ints", "nested")
+
+
+def register_constants(tensors: Iterable[Tensor]) -> None:
+    """Let :func:`num`, :func:`ints` and :func:`nested` remember the values of these (immutable) tensors."""
+    _CONSTANT_IDS.update(t.id for t in tensors if type(t) is Tensor)
+
+
+def forget_constants(tensors: Iterable[Tensor]) -> None:
+    """Drop what was remembered about these tensors."""
+    for t in tensors:
+        _CONSTANT_IDS.discard(t.id)
+        for kind in _KINDS:
+            _VALUES.pop((t.id, kind), None)
+
+
+def _remembered(t: Tensor, kind: str, read: Callable[[Tensor], Any]) -> Any:
+    if t.id not in _CONSTANT_IDS or t.is_disposed:
+        return read(t)
+    key = (t.id, kind)
+    value = _VALUES.get(key, _VALUES)
+    if value is _VALUES:
+        value = _VALUES[key] = read(t)
+    return value
+
+
+def _num(t: Tensor) -> Any:
     value = t.data_sync()[0]
     return value.item() if hasattr(value, "item") else value
 
 
+def _copy(value: Any) -> Any:
+    return [_copy(v) for v in value] if isinstance(value, list) else value
+
+
+def num(t: Tensor) -> Any:
+    """The first element of ``t`` as a Python number (TF.js's ``number`` input: ``dataSync()[0]``)."""
+    return _remembered(t, "num", _num)
+
+
 def ints(t: Tensor) -> list[int]:
     """``t``'s elements as a flat list of ints (a shape, an axis list, block sizes)."""
-    return [int(v) for v in t.data_sync()]
+    return list(_remembered(t, "ints", lambda x: tuple(int(v) for v in x.data_sync())))
 
 
 def nested(t: Tensor) -> Any:
     """``t`` as nested lists (paddings ``[[before, after], ...]``)."""
-    return t.array_sync()
+    return _copy(_remembered(t, "nested", lambda x: x.array_sync()))
 
 
 def axes(t: Tensor) -> int | list[int]:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..backend import CPUBackend
+from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
 from .unary import same_dtype_unary
 
@@ -30,6 +31,9 @@ def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     values = values_of(backend, x)
     if values.dtype.kind != "f":
         values = values.astype(np.float32)
+    compiled = jit_ops.activate(values, "sigmoid")
+    if compiled is not None:
+        return out(backend, compiled, "float32")
     result = np.exp(np.negative(values), dtype=values.dtype)
     if result.ndim:  # in place when there is an array to reuse (rank 0 gives a numpy scalar)
         result += 1
@@ -51,10 +55,16 @@ def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 
 
 def _relu6(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    compiled = jit_ops.activate(v, "relu6")
+    if compiled is not None:
+        return compiled
     return np.clip(v, v.dtype.type(0), v.dtype.type(6))  # NaN stays NaN
 
 
 def _elu(v: np.ndarray, attrs: dict | None) -> np.ndarray:
+    compiled = jit_ops.activate(v, "elu")
+    if compiled is not None:
+        return compiled
     return np.where(v >= 0, v, np.expm1(v))
 
 
@@ -79,6 +89,9 @@ def leaky_relu(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """alpha * x where x < 0, else x; float32 whatever the input."""
     (x,) = inputs
     v = values_of(backend, x).astype(np.float32, copy=False)
+    compiled = jit_ops.activate(v, "leakyrelu", attrs["alpha"])
+    if compiled is not None:
+        return out(backend, compiled, "float32")
     return out(backend, np.where(v < 0, v * np.float32(attrs["alpha"]), v), "float32")
 
 
@@ -88,6 +101,9 @@ def prelu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, alpha = inputs
     v = values_of(backend, x).astype(np.float32, copy=False)
     a = values_of(backend, alpha).astype(np.float32, copy=False)
+    compiled = jit_ops.activate(v, "prelu", prelu=a)
+    if compiled is not None:
+        return out(backend, compiled, "float32")
     return out(backend, np.where(v < 0, a * v, v), "float32")
 
 

@@ -3,7 +3,9 @@
 Every convolution runs channels-last: im2col through a strided view of the (padded) input and one
 BLAS matrix product; a 1x1 convolution without padding or strides is a plain matrix product. The
 backward-input pass is the transpose: one matrix product to columns, then col2im (a small loop
-over the filter taps adding vectorised slices). NCHW inputs are transposed in and out.
+over the filter taps adding vectorised slices); with numba (``ndflow.backends.cpu.jit``) the 2-D
+backward-input pass runs one matrix product per tap into a reused buffer and a compiled scatter-add
+instead (no taps-times-larger column matrix). NCHW inputs are transposed in and out.
 
 Attributes (TF.js's, in snake_case): ``strides``, ``pad`` (``'same'``, ``'valid'``, an int or
 explicit pairs), ``data_format`` (``'NHWC'``/``'NCHW'``), ``dilations``, ``dim_rounding_mode``;
@@ -20,15 +22,51 @@ from numpy.lib.stride_tricks import as_strided
 
 from ....core.conv_util import ConvInfo, conv_info
 from ..backend import CPUBackend
+from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
 
 # ----------------------------------------------------------------------------- n-d helpers
 
 
+def _frozen(v: object) -> object:
+    """A hashable form of an attribute value (explicit pads come as nested lists)."""
+    return tuple(_frozen(e) for e in v) if isinstance(v, list | tuple) else v
+
+
+_INFO_CACHE: dict[tuple, ConvInfo] = {}
+_INFO_CACHE_SIZE = 512
+
+
 def info_from_attrs(
     in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool = False
 ) -> ConvInfo:
-    """The geometry of a kernel call from TF.js-style attributes."""
+    """The geometry of a kernel call from TF.js-style attributes (cached: models repeat the same calls)."""
+    key = (
+        tuple(in_shape),
+        tuple(filter_shape),
+        kernel,
+        depthwise,
+        _frozen(attrs.get("strides", 1)),
+        _frozen(attrs.get("dilations", 1)),
+        _frozen(attrs.get("pad", "valid")),
+        attrs.get("dim_rounding_mode"),
+        attrs.get("data_format"),
+    )
+    try:
+        info = _INFO_CACHE.get(key)
+    except TypeError:  # an unhashable attribute value: compute it (and let conv_info report it)
+        return _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
+    if info is None:
+        info = _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
+        if len(_INFO_CACHE) >= _INFO_CACHE_SIZE:
+            _INFO_CACHE.clear()
+        _INFO_CACHE[key] = info
+    return info
+
+
+def _conv_info(
+    in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool
+) -> ConvInfo:
     data_format = attrs.get("data_format") or ("NHWC" if len(in_shape) == 4 else "NDHWC")
     return conv_info(
         in_shape,
@@ -152,6 +190,10 @@ def conv_backprop_input(dy: np.ndarray, w: np.ndarray, info: ConvInfo) -> np.nda
     shape = (dy.shape[0], *info.in_size, channels)
     if math.prod(shape) == 0 or dy.size == 0:
         return np.zeros(shape, dtype=np.result_type(dy, w))
+    if dy.dtype == np.float32 and w.dtype == np.float32:
+        compiled = jit_ops.conv_backprop_input(dy, w, info)
+        if compiled is not None:
+            return compiled
     cols = dy.reshape(-1, dy.shape[-1]) @ w.reshape(-1, w.shape[-1]).T
     cols = cols.reshape(dy.shape[:-1] + tuple(info.filter_size) + (channels,))
     return np.ascontiguousarray(col2im(cols, info, channels, cols.dtype))

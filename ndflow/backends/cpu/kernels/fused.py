@@ -4,7 +4,9 @@ Inputs are ``(x, filter)`` (``(a, b)`` for _FusedMatMul), then ``bias`` when the
 PReLU weights when ``activation == 'prelu'``. Attributes: those of the plain kernel plus
 ``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``prelu``, ``sigmoid``) and
 ``leakyrelu_alpha``. Bias and activation work on the product's own buffer. With NCHW, a 1-D bias
-or 1-D PReLU weights line up with the channels, as in TF.js.
+or 1-D PReLU weights line up with the channels, as in TF.js. With numba, a channels-last float32
+output gets its bias and activation in one compiled pass (written row by row, while the depthwise
+kernel still has the row in cache) instead of a numpy pass per step.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import CPUBackend
+from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
 from .conv import conv_forward, from_channels_last, info_from_attrs, to_channels_last, values
 from .depthwise import depthwise_forward
@@ -100,8 +103,26 @@ def fused_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then the activation, on one output buffer."""
     (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedConv2D")
-    y = from_channels_last(conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info), info)
+    y = conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info)
+    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1])
+    if ep is not None and jit_ops.epilogue(y, ep):
+        return out(backend, y, "float32")
+    y = from_channels_last(y, info)
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
+
+
+def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, channels: int):
+    """The bias and activation as a compiled epilogue (channels-last float32 only), or None."""
+    if not info.channels_last or x.dtype != "float32":
+        return None
+    return jit_ops.make_epilogue(
+        values_of(backend, bias) if bias is not None else None,
+        attrs.get("activation") or "linear",
+        attrs.get("leakyrelu_alpha", 0.2),
+        values_of(backend, prelu) if prelu is not None else None,
+        channels,
+        len(info.out_shape),
+    )
 
 
 @cpu_kernel("FusedDepthwiseConv2D")
@@ -110,6 +131,11 @@ def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> O
     (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedDepthwiseConv2D", depthwise=True)
     xv = to_channels_last(values(backend, x), info)
+    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1])
+    if ep is not None and x.size and f.size:
+        y = jit_ops.depthwise(xv, values(backend, f), info, ep)
+        if y is not None:
+            return out(backend, y, "float32")
     y = from_channels_last(depthwise_forward(xv, values(backend, f), info), info)
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
 

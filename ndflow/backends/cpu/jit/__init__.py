@@ -1,0 +1,100 @@
+"""Optional compiled (numba) kernels for the cpu backend.
+
+numba is an optional dependency (``pip install ndflow[fast]``). Without it, or with the flag
+``CPU_JIT`` off (``NDFLOW_FLAGS="CPU_JIT=false"`` or ``nf.env().set("CPU_JIT", False)``), every cpu
+kernel runs its numpy path. numba is imported lazily, on the first kernel call that can use it, so
+that ``import ndflow`` stays fast; compiled code is cached on disk (``cache=True``), so only the
+very first run on a machine pays compile time.
+
+Threading: numba's parallel loops run on its ``workqueue`` layer (unless ``NUMBA_THREADING_LAYER``
+says otherwise). Its OpenMP layer spins its threads after each loop and fights OpenBLAS's threads
+for the cores (4-10x slower on two cores); the workqueue threads sleep instead. Compiled functions
+keep the GIL, so two Python threads never run a parallel loop at the same time (which the
+workqueue layer does not support).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from types import ModuleType
+
+from ....core.flags import env
+
+logger = logging.getLogger("ndflow")
+
+# Activation codes of the compiled epilogues (bias, then activation, applied where the output is written).
+ACTIVATION_CODES = {"linear": 0, "relu": 1, "relu6": 2, "leakyrelu": 3, "prelu": 4, "sigmoid": 5, "elu": 6}
+
+_state: dict[str, object] = {"enabled": None, "module": None, "failed": None}
+
+
+def _set_enabled(value: object) -> None:
+    _state["enabled"] = bool(value)
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported here (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+env().register_flag("CPU_JIT", numba_available, _set_enabled)
+# Split large compiled loops between numba's threads. Off by default: on two cores the second thread
+# pays off only on an idle machine; when another process holds a core, every parallel loop waits a
+# scheduler time slice (milliseconds) for its late thread.
+env().register_flag("CPU_JIT_PARALLEL", lambda: False, lambda v: _state.__setitem__("parallel", bool(v)))
+
+
+def parallel() -> bool:
+    """Whether large compiled loops run on numba's threads (flag ``CPU_JIT_PARALLEL``)."""
+    on = _state.get("parallel")
+    if on is None:
+        on = _state["parallel"] = env().get_bool("CPU_JIT_PARALLEL")
+    return bool(on)
+
+
+def enabled() -> bool:
+    """Whether the cpu kernels use the compiled paths: numba installed, flag ``CPU_JIT`` on, no load failure."""
+    on = _state["enabled"]
+    if on is None:
+        on = _state["enabled"] = env().get_bool("CPU_JIT")
+    return bool(on) and _state["failed"] is None
+
+
+def kernels() -> ModuleType | None:
+    """The compiled kernels module, or None when the numpy paths must run (JIT off or numba unusable).
+
+    The first call imports numba (and the kernels module); a failure there is logged once and turns
+    the JIT off for the rest of the process.
+    """
+    module = _state["module"]
+    if module is not None:
+        return module if enabled() else None  # type: ignore[return-value]
+    if not enabled():
+        return None
+    try:
+        import numba
+
+        if "NUMBA_THREADING_LAYER" not in os.environ:
+            numba.config.THREADING_LAYER = "workqueue"
+        from . import _kernels as module
+    except Exception as exc:  # numba present but unusable (e.g. a numpy it does not support)
+        _state["failed"] = f"{type(exc).__name__}: {exc}"
+        logger.warning("cpu backend: numba kernels unavailable, using numpy (%s)", _state["failed"])
+        return None
+    _state["module"] = module
+    return module
+
+
+def status() -> str:
+    """One line for ``ndflow info``: whether the compiled kernels are on, and why not."""
+    if not numba_available():
+        return "off (numba not installed; pip install ndflow[fast])"
+    if _state["failed"] is not None:
+        return f"off (numba failed to load: {_state['failed']})"
+    if not env().get_bool("CPU_JIT"):
+        return "off (flag CPU_JIT is false)"
+    import numba
+
+    return f"on (numba {numba.__version__})"

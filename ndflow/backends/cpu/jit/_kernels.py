@@ -1,0 +1,259 @@
+"""numba kernels of the cpu backend (imported only through :func:`ndflow.backends.cpu.jit.kernels`).
+
+Every kernel works on float32, channels-last (NHWC), C-contiguous arrays and writes into an output
+the caller allocated. Sums run in the same order as the numpy paths (filter taps in row-major
+order, bias added after the sum, then the activation), so both paths give the same float32
+results up to the rounding of the elementary functions (exp in sigmoid and elu).
+
+Each parallel kernel has a serial twin (``*_serial``): a parallel loop costs a few microseconds to
+start, more than small tensors take; the callers pick by the amount of work.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+# ----------------------------------------------------------------------------- epilogue
+
+
+@njit(cache=True)
+def _epilogue_rows(y, r0, r1, bias, act, alpha, slopes):  # pragma: no cover - compiled
+    """Rows ``r0:r1`` of the 2-D ``y`` (rows, channels): ``+ bias`` (empty = none), then activation ``act``."""
+    channels = y.shape[1]
+    if bias.size:
+        for i in range(r0, r1):
+            for c in range(channels):
+                y[i, c] += bias[c]
+    if act == 1:  # relu (NaN stays NaN, as numpy's maximum)
+        for i in range(r0, r1):
+            for c in range(channels):
+                if y[i, c] < 0:
+                    y[i, c] = 0
+    elif act == 2:  # relu6
+        for i in range(r0, r1):
+            for c in range(channels):
+                v = y[i, c]
+                if v < 0:
+                    y[i, c] = 0
+                elif v > 6:
+                    y[i, c] = 6
+    elif act == 3:  # leakyrelu
+        for i in range(r0, r1):
+            for c in range(channels):
+                if y[i, c] < 0:
+                    y[i, c] *= alpha
+    elif act == 4:  # prelu, one slope per channel
+        for i in range(r0, r1):
+            for c in range(channels):
+                if y[i, c] < 0:
+                    y[i, c] *= slopes[c]
+    elif act == 5:  # sigmoid
+        one = np.float32(1)
+        for i in range(r0, r1):
+            for c in range(channels):
+                y[i, c] = one / (one + math.exp(-y[i, c]))
+    elif act == 6:  # elu
+        for i in range(r0, r1):
+            for c in range(channels):
+                if y[i, c] < 0:
+                    y[i, c] = math.expm1(y[i, c])
+
+
+@njit(cache=True, parallel=True)
+def epilogue(y, bias, act, alpha, slopes):  # pragma: no cover - compiled
+    """Bias and activation over the 2-D ``y`` in place, rows split between the threads."""
+    rows = y.shape[0]
+    chunks = min(rows, 64)
+    for k in prange(chunks):
+        _epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, act, alpha, slopes)
+
+
+@njit(cache=True)
+def epilogue_serial(y, bias, act, alpha, slopes):  # pragma: no cover - compiled
+    """:func:`epilogue` on the calling thread."""
+    _epilogue_rows(y, 0, y.shape[0], bias, act, alpha, slopes)
+
+
+# ----------------------------------------------------------------------------- depthwise
+
+
+@njit(cache=True)
+def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+    """Output row ``r`` (= batch * out_height + y) of a depthwise convolution, with its epilogue."""
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+    kh_size, kw_size, mult = w.shape[0], w.shape[1], w.shape[3]
+    out_h, out_w = out.shape[1], out.shape[2]
+    b = r // out_h
+    oh = r - b * out_h
+    o = out[b, oh]
+    o[:, :] = 0
+    for kh in range(kh_size):
+        ih = oh * sh - pt + kh * dh
+        if ih < 0 or ih >= height:
+            continue
+        xr = x[b, ih]
+        for ow in range(out_w):
+            iw0 = ow * sw - pl
+            for kw in range(kw_size):
+                iw = iw0 + kw * dw
+                if iw < 0 or iw >= width:
+                    continue
+                if mult == 1:
+                    for c in range(channels):
+                        o[ow, c] += xr[iw, c] * w[kh, kw, c, 0]
+                else:
+                    for c in range(channels):
+                        xv = xr[iw, c]
+                        for m in range(mult):
+                            o[ow, c * mult + m] += xv * w[kh, kw, c, m]
+    _epilogue_rows(o, 0, out_w, bias, act, alpha, slopes)
+
+
+@njit(cache=True, parallel=True)
+def depthwise(x, w, out, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover - compiled
+    """Depthwise convolution ``x (B,H,W,C) * w (KH,KW,C,M) -> out (B,OH,OW,C*M)``, output rows in parallel."""
+    for r in prange(out.shape[0] * out.shape[1]):
+        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes)
+
+
+@njit(cache=True)
+def depthwise_serial(x, w, out, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+    """:func:`depthwise` on the calling thread."""
+    for r in range(out.shape[0] * out.shape[1]):
+        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes)
+
+
+@njit(cache=True)
+def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+    """:func:`_depthwise_row` for a unit width stride and multiplier 1: each tap is one contiguous
+    multiply-add over the row (``wt[kh, kw]`` holds the tap's weights tiled along the output width)."""
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+    kh_size, kw_size = wt.shape[0], wt.shape[1]
+    out_h, out_w = out.shape[1], out.shape[2]
+    b = r // out_h
+    oh = r - b * out_h
+    o = out[b, oh].reshape(-1)
+    o[:] = 0
+    for kh in range(kh_size):
+        ih = oh * sh - pt + kh * dh
+        if ih < 0 or ih >= height:
+            continue
+        xr = x[b, ih].reshape(-1)
+        for kw in range(kw_size):
+            shift = kw * dw - pl  # input column = output column + shift
+            ow0 = max(0, -shift)
+            ow1 = min(out_w, width - shift)
+            if ow1 <= ow0:
+                continue
+            j0, j1 = ow0 * channels, ow1 * channels
+            n = j1 - j0
+            os = o[j0:j1]  # slices: non-negative indexes let the loop vectorise
+            xs = xr[j0 + shift * channels : j1 + shift * channels]
+            ws = wt[kh, kw, j0:j1]
+            for j in range(n):
+                os[j] += xs[j] * ws[j]
+    _epilogue_rows(out[b, oh], 0, out_w, bias, act, alpha, slopes)
+
+
+@njit(cache=True, parallel=True)
+def depthwise_flat(x, wt, out, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover - compiled
+    """:func:`depthwise` for a unit width stride and multiplier 1, with tiled weights ``wt (KH,KW,OW*C)``."""
+    for r in prange(out.shape[0] * out.shape[1]):
+        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes)
+
+
+@njit(cache=True)
+def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+    """:func:`depthwise_flat` on the calling thread."""
+    for r in range(out.shape[0] * out.shape[1]):
+        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes)
+
+
+# ----------------------------------------------------------------------------- transposed convolution
+
+
+@njit(cache=True)
+def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
+    """One filter tap's share of a col2im: ``src (B,OH,OW,C)`` added onto ``dx (B,H,W,C)`` at the input
+    positions ``(oh*sh - pt + kh*dh, ow*sw - pl + kw*dw)`` that tap ``(kh, kw)`` reads; positions in the
+    padding are dropped."""
+    batch, out_h, out_w, channels = src.shape
+    height, width = dx.shape[1], dx.shape[2]
+    for b in range(batch):
+        for oh in range(out_h):
+            ih = oh * sh - pt + kh * dh
+            if ih < 0 or ih >= height:
+                continue
+            for ow in range(out_w):
+                iw = ow * sw - pl + kw * dw
+                if iw < 0 or iw >= width:
+                    continue
+                s = src[b, oh, ow]
+                d = dx[b, ih, iw]
+                for c in range(channels):
+                    d[c] += s[c]
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+@njit(cache=True)
+def activate(x, y, none, act, alpha, slopes):  # pragma: no cover - compiled
+    """``y = activation(x)`` over 2-D (rows, channels) arrays, one row at a time (``none``: an empty bias)."""
+    for i in range(x.shape[0]):
+        xr = x[i]
+        yr = y[i]
+        for c in range(x.shape[1]):
+            yr[c] = xr[c]
+        _epilogue_rows(y, i, i + 1, none, act, alpha, slopes)
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+@njit(cache=True)
+def pool2d(x, out, is_max, fh, fw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
+    """2-D max or average pooling of ``x (B,H,W,C)`` into ``out (B,OH,OW,C)`` (float32).
+
+    Max ignores NaN and gives -inf for a window without a number; the average is taken in float64
+    over the window's input positions (NaN for a window that holds none).
+    """
+    batch, height, width, channels = x.shape
+    out_h, out_w = out.shape[1], out.shape[2]
+    acc = np.empty(channels, dtype=np.float64)
+    best = np.empty(channels, dtype=np.float32)
+    for b in range(batch):
+        for oh in range(out_h):
+            for ow in range(out_w):
+                if is_max:
+                    best[:] = -np.inf
+                else:
+                    acc[:] = 0.0
+                count = 0
+                for kh in range(fh):
+                    ih = oh * sh - pt + kh * dh
+                    if ih < 0 or ih >= height:
+                        continue
+                    for kw in range(fw):
+                        iw = ow * sw - pl + kw * dw
+                        if iw < 0 or iw >= width:
+                            continue
+                        count += 1
+                        xr = x[b, ih, iw]
+                        if is_max:
+                            for c in range(channels):
+                                if xr[c] > best[c]:
+                                    best[c] = xr[c]
+                        else:
+                            for c in range(channels):
+                                acc[c] += xr[c]
+                o = out[b, oh, ow]
+                if is_max:
+                    for c in range(channels):
+                        o[c] = best[c]
+                else:
+                    for c in range(channels):
+                        o[c] = acc[c] / count if count else np.nan

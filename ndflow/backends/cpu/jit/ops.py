@@ -1,0 +1,185 @@
+"""The cpu kernels' entry points to the compiled code: argument checks, layout, serial or parallel.
+
+Each function returns ``None`` (or ``False``) when the compiled path does not apply (JIT off, numba
+missing, a dtype or layout it does not handle); the caller then runs its numpy path. Nothing here
+imports numba: :func:`ndflow.backends.cpu.jit.kernels` does, on first use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import ACTIVATION_CODES, kernels, parallel
+
+# Work (multiply-adds) below which a kernel runs on the calling thread: starting numba's workqueue
+# threads costs ~50 us, more when OpenBLAS's threads still spin after a matrix product.
+PARALLEL_MIN_WORK = 3_000_000
+
+# Output rows (width * channels values) up to this length stay in L1 while every tap sweeps them.
+FLAT_ROW_MAX = 10_000
+
+_NONE = np.zeros(0, dtype=np.float32)
+
+
+class Epilogue(NamedTuple):
+    """What a compiled kernel applies where it writes its output: ``+ bias``, then an activation."""
+
+    bias: np.ndarray  # (channels,) float32, or empty for none
+    act: int  # an ACTIVATION_CODES value
+    alpha: np.float32  # leakyrelu's slope
+    slopes: np.ndarray  # prelu's per-channel slopes (channels,), or empty
+
+    @property
+    def is_identity(self) -> bool:
+        return self.act == 0 and self.bias.size == 0
+
+
+IDENTITY = Epilogue(_NONE, 0, np.float32(0), _NONE)
+
+
+def _per_channel(v: np.ndarray | None, channels: int, ndim: int) -> np.ndarray | None:
+    """``v`` as a (channels,) float32 vector when it broadcasts along the last axis only, else None."""
+    if v is None:
+        return _NONE
+    if (
+        v.dtype != np.float32
+        or v.ndim > ndim
+        or any(d != 1 for d in v.shape[:-1])
+        or (v.ndim and v.shape[-1] not in (1, channels))
+    ):
+        return None
+    flat = v.reshape(-1)
+    if flat.shape[0] == channels and flat.flags.c_contiguous:
+        return flat
+    return np.ascontiguousarray(np.broadcast_to(flat, (channels,)))
+
+
+def make_epilogue(
+    bias: np.ndarray | None,
+    activation: str,
+    leakyrelu_alpha: float,
+    prelu: np.ndarray | None,
+    channels: int,
+    ndim: int,
+) -> Epilogue | None:
+    """The compiled form of a fused kernel's bias and activation on a channels-last float32 output of
+    rank ``ndim``, or None when it has none (a bias or PReLU weights that do not run along the channels)."""
+    act = ACTIVATION_CODES.get(activation)
+    if act is None:
+        return None
+    b = _per_channel(bias, channels, ndim)
+    slopes = _per_channel(prelu, channels, ndim) if activation == "prelu" else _NONE
+    if b is None or slopes is None or (activation == "prelu" and prelu is None):
+        return None
+    return Epilogue(b, act, np.float32(leakyrelu_alpha), slopes)
+
+
+def _float32_c(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def depthwise(x: np.ndarray, w: np.ndarray, info, epilogue: Epilogue = IDENTITY) -> np.ndarray | None:
+    """Channels-last 2-D depthwise convolution (``w`` is ``[kh, kw, in, multiplier]``) with ``epilogue``,
+    or None when the compiled path does not apply."""
+    if len(info.filter_size) != 2 or x.ndim != 4 or w.ndim != 4:
+        return None
+    k = kernels()
+    if k is None:
+        return None
+    shape = (x.shape[0], *info.out_size, x.shape[-1] * w.shape[-1])
+    y = np.empty(shape, dtype=np.float32)
+    if y.size == 0:
+        return y
+    (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
+    threads = parallel() and y.size * math.prod(info.filter_size) >= PARALLEL_MIN_WORK
+    x = _float32_c(x)
+    if sw == 1 and w.shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
+        # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
+        wt = np.ascontiguousarray(np.tile(w[:, :, :, 0].astype(np.float32, copy=False), (1, 1, shape[2])))
+        fn = k.depthwise_flat if threads else k.depthwise_flat_serial
+        fn(x, wt, y, sh, dh, dw, pt, pl, *epilogue)
+    else:
+        fn = k.depthwise if threads else k.depthwise_serial
+        fn(x, _float32_c(w), y, sh, sw, dh, dw, pt, pl, *epilogue)
+    return y
+
+
+def epilogue(y: np.ndarray, ep: Epilogue) -> bool:
+    """Apply ``ep`` in place to the channels-last float32 ``y``; False when the compiled path does not apply."""
+    if ep.is_identity:
+        return True
+    if y.dtype != np.float32 or not y.flags.c_contiguous or not y.flags.writeable or y.ndim == 0:
+        return False
+    k = kernels()
+    if k is None:
+        return False
+    y2 = y.reshape(-1, y.shape[-1])
+    if y2.size:
+        fn = k.epilogue if parallel() and y2.size >= PARALLEL_MIN_WORK else k.epilogue_serial
+        fn(y2, *ep)
+    return True
+
+
+def conv_backprop_input(dy: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
+    """Gradient of a channels-last 2-D convolution for its input, one filter tap at a time: a matrix
+    product ``dy @ w[tap].T`` into a reused buffer, then a compiled scatter-add onto ``dx`` (no
+    ``taps``-times-larger column matrix). None when the compiled path does not apply."""
+    if len(info.filter_size) != 2 or dy.ndim != 4:
+        return None
+    k = kernels()
+    if k is None:
+        return None
+    channels = w.shape[-2]
+    dx = np.zeros((dy.shape[0], *info.in_size, channels), dtype=np.float32)
+    dy2 = _float32_c(dy).reshape(-1, dy.shape[-1])
+    wt = np.swapaxes(w.astype(np.float32, copy=False), -1, -2)  # (kh, kw, out, in)
+    buf = np.empty((dy2.shape[0], channels), dtype=np.float32)
+    src = buf.reshape(*dy.shape[:-1], channels)
+    (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
+    for kh in range(info.filter_size[0]):
+        for kw in range(info.filter_size[1]):
+            np.matmul(dy2, wt[kh, kw], out=buf)
+            k.add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl)
+    return dx
+
+
+# Element counts below which the numpy expression is as fast (the call itself costs a microsecond or two).
+ACTIVATE_MIN_SIZE = 2048
+
+
+def activate(x: np.ndarray, activation: str, alpha: float = 0.0, prelu: np.ndarray | None = None) -> np.ndarray | None:
+    """``activation(x)`` (one of ACTIVATION_CODES) of a float32 array in one compiled pass into a new
+    array, or None when the compiled path does not apply (small, other dtype, PReLU weights that do
+    not run along the last axis)."""
+    if x.dtype != np.float32 or x.ndim == 0 or x.size < ACTIVATE_MIN_SIZE:
+        return None
+    channels = x.shape[-1]
+    slopes = _NONE
+    if activation == "prelu":
+        slopes = _per_channel(prelu, channels, x.ndim)
+        if slopes is None or prelu is None:
+            return None
+    k = kernels()
+    if k is None:
+        return None
+    y = np.empty(x.shape, dtype=np.float32)
+    x2 = np.ascontiguousarray(x).reshape(-1, channels)
+    k.activate(x2, y.reshape(-1, channels), _NONE, ACTIVATION_CODES[activation], np.float32(alpha), slopes)
+    return y
+
+
+def pool2d(x: np.ndarray, geo: tuple, is_max: bool) -> np.ndarray | None:
+    """2-D max or average pooling of a channels-last float32 array, geometry ``(filter, strides,
+    dilations, pad_before, out_size)``; None when the compiled path does not apply."""
+    (fh, fw), (sh, sw), (dh, dw), (pt, pl), out_size = geo
+    if x.dtype != np.float32 or x.ndim != 4:
+        return None
+    k = kernels()
+    if k is None:
+        return None
+    y = np.empty((x.shape[0], *out_size, x.shape[-1]), dtype=np.float32)
+    k.pool2d(np.ascontiguousarray(x), y, is_max, fh, fw, sh, sw, dh, dw, pt, pl)
+    return y

@@ -1,0 +1,198 @@
+"""A :class:`~ndflow.converter.plan.Plan` compiled for ``GraphModel.execute``'s tight loop.
+
+Every node the plan runs gets a slot (an index into a list) holding its outputs; each step is a tuple
+``(mapper, node, input refs, output slot, slots to free)``, so a run does no name lookups. Weights
+sit in a prefilled list that each run copies; inputs are written into their slots.
+
+Instead of one engine scope per node (two with the mappers' own ``tidy``), a run opens one scope and
+watches its ``track`` list: a node that made exactly its outputs (almost every node) costs nothing
+more; tensors a node made and did not return are freed right after it, as ``tidy`` would. Outputs that
+are one of the node's inputs are cloned (the executor frees inputs and outputs on their own schedules).
+Errors name the node (``graph model node 'name' (Op): ...``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .. import ops
+from ..core.engine import ENGINE
+from ..core.tensor import Tensor
+from .graph import Node
+from .plan import Graph, Plan
+from .registry import Mapper, get_mapper
+
+Ref = tuple[int, int]
+Step = tuple[Mapper, Node, tuple[Ref, ...], int, tuple[int, ...]]
+
+
+def raw_mapper(op: str) -> Mapper | None:
+    """The mapper of ``op`` without its own ``tidy`` scope (the program tracks what each node makes)."""
+    fn = get_mapper(op)
+    return getattr(fn, "untidied", fn)
+
+
+def node_error(node: Node, exc: BaseException) -> BaseException:
+    """``exc`` with the node's name and op in front of its message (same exception type when possible)."""
+    prefix = f"graph model node '{node.name}' ({node.op}): "
+    if str(exc).startswith("graph model node"):
+        return exc
+    try:
+        new = type(exc)(prefix + str(exc))
+    except Exception:  # exception types with other constructors keep their message, plus a note
+        exc.add_note(prefix.rstrip(": "))
+        return exc
+    return new
+
+
+class Program:
+    """The compiled form of a plan: slots, steps and the weights' prefilled slot list."""
+
+    def __init__(self, graph: Graph, plan: Plan, inputs: Sequence[str], weights: Mapping[str, Tensor]) -> None:
+        slots: dict[str, int] = {}
+
+        def slot(name: str) -> int:
+            if name not in slots:
+                slots[name] = len(slots)
+            return slots[name]
+
+        fed = set(inputs)
+        for name in inputs:
+            slot(name)
+        steps: list[Step] = []
+        pending: tuple[int, ...] = ()  # free lists of skipped nodes (inputs, weights) move to the next step
+        for node, free in zip(plan.order, plan.free_after, strict=True):
+            free_slots = pending + tuple(slot(n) for n in free)
+            if node.name in fed or node.name in weights:
+                slot(node.name)
+                pending = free_slots
+                continue
+            pending = ()
+            fn = raw_mapper(node.op)
+            if fn is None:
+                raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
+            refs = tuple((slot(src), index) for src, index in node.inputs)
+            steps.append((fn, node, refs, slot(node.name), free_slots))
+        self.slots = slots
+        self.steps = steps
+        self.late_free = pending
+        base: list[list[Tensor | None] | None] = [None] * len(slots)
+        for name, index in slots.items():
+            if name in weights:
+                base[index] = [weights[name]]
+        self.base = base
+        self.names = {index: name for name, index in slots.items()}
+
+    def run(
+        self,
+        feeds: Mapping[tuple[str, int], Tensor],
+        outputs: Sequence[tuple[str, int]],
+        ctx: Any,
+        keep_ids: set[int],
+    ) -> list[Tensor]:
+        """Run the steps on ``feeds`` ((node, output index) -> Tensor); the tensors of ``outputs`` (node,
+        index), never aliasing an input or weight (those are cloned)."""
+        vals = self.base.copy()
+        fed: dict[str, list[Tensor | None]] = {}
+        for (name, index), t in feeds.items():
+            entry = fed.setdefault(name, [])
+            entry.extend([None] * (index + 1 - len(entry)))
+            entry[index] = t
+        slots = self.slots
+        for name, entry in fed.items():
+            vals[slots[name]] = entry
+        return self._loop(vals, outputs, ctx, keep_ids)
+
+    def _loop(
+        self,
+        vals: list[Any],
+        outputs: Sequence[tuple[str, int]],
+        ctx: Any,
+        keep_ids: set[int],
+    ) -> list[Tensor]:
+        dispose = ENGINE.dispose_tensor
+        scope = ENGINE.start_scope("GraphModel.execute")
+        track = scope.track
+        node: Node | None = None
+        results: list[Tensor] = []
+        try:
+            for fn, node, refs, out_slot, free in self.steps:
+                try:
+                    args = [vals[s][i] for s, i in refs]
+                except (TypeError, IndexError):
+                    raise self._missing(vals, node, refs) from None
+                mark = len(track)
+                out = fn(node, args, ctx)
+                if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
+                    outs = [out]
+                else:
+                    outs = self._settle(out, args, track, mark)
+                vals[out_slot] = outs
+                for s in free:
+                    entry = vals[s]
+                    if entry is not None:
+                        for t in entry:
+                            if t is not None and not t.kept and t.id not in keep_ids:
+                                dispose(t)
+                        vals[s] = None
+            node = None
+            for s in self.late_free:
+                _free(vals, s, keep_ids)
+            for name, index in outputs:
+                entry = vals[self.slots[name]]
+                t = entry[index] if entry is not None and index < len(entry) else None
+                if t is None:
+                    raise RuntimeError(f"graph model: tensor '{name}:{index}' was not computed")
+                results.append(ops.clone(t) if t.kept or t.id in keep_ids else t)
+        except BaseException as exc:
+            ENGINE.end_scope(None)
+            if node is not None and isinstance(exc, Exception):
+                raise node_error(node, exc) from exc
+            raise
+        ENGINE.end_scope(results)
+        return results
+
+    @staticmethod
+    def _settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:
+        """The general case: a list of outputs, none of them an input (cloned); tensors the node made and
+        did not return are freed; an awaitable is refused."""
+        if inspect.isawaitable(out):
+            getattr(out, "close", lambda: None)()
+            raise RuntimeError("the execution of this op returned an awaitable; use model.execute_async() instead")
+        if out is None:
+            outs: list[Tensor | None] = []
+        elif isinstance(out, Tensor):
+            outs = [out]
+        else:
+            outs = list(out)
+        arg_ids = {id(a) for a in args if a is not None and not a.kept}
+        if arg_ids:
+            outs = [ops.clone(t) if t is not None and id(t) in arg_ids else t for t in outs]
+        made = track[mark:]
+        if made:
+            out_ids = {id(t) for t in outs if t is not None}
+            for t in made:
+                if id(t) not in out_ids and not t.kept and not t.is_disposed:
+                    t.dispose()
+            track[mark:] = [t for t in made if not t.is_disposed]
+        return outs
+
+    def _missing(self, vals: list[Any], node: Node, refs: tuple[Ref, ...]) -> RuntimeError:
+        for s, i in refs:
+            entry = vals[s]
+            if entry is None or i >= len(entry) or entry[i] is None:
+                return RuntimeError(
+                    f"graph model: tensor '{self.names[s]}:{i}' (input of node '{node.name}') was not computed"
+                )
+        return RuntimeError(f"graph model: an input of node '{node.name}' was not computed")
+
+
+def _free(vals: list[Any], s: int, keep_ids: set[int]) -> None:
+    entry = vals[s]
+    if entry is not None:
+        for t in entry:
+            if t is not None and not t.kept and t.id not in keep_ids:
+                t.dispose()
+        vals[s] = None
