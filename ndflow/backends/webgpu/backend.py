@@ -16,7 +16,9 @@ them are still unsubmitted go back to the pool only after the next submission.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,6 +35,9 @@ env().register_flag("WEBGPU_FLOAT16", lambda: False)
 env().register_flag("WEBGPU_USE_SHAPES_UNIFORMS", lambda: True)
 env().register_flag("WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE", lambda: 16)
 env().register_flag("WEBGPU_FLOAT32_CAPABLE", lambda: True)  # WebGPU storage buffers always hold f32
+
+BIND_GROUP_CACHE = 4096  # bind groups kept for reuse (least recently used dropped first)
+PARAM_CACHE = 4096  # distinct parameter buffers kept
 
 Output = tuple[int, tuple[int, ...], str]
 
@@ -79,7 +84,14 @@ class WebGPUBackend(Backend):
         self.data: dict[int, Record] = {}
         self.programs: dict[tuple, tuple[Any, Any]] = {}
         self._layouts: dict[tuple[int, int, bool], Any] = {}
+        # Bind groups by (layout, buffers): a buffer reused from the pool keeps its bind groups valid.
+        self._bind_groups: OrderedDict[tuple, Any] = OrderedDict()
+        self._param_buffers: OrderedDict[bytes, Any] = OrderedDict()
+        self._retired: list[Any] = []
+        self.param_bytes = 0
         self.encoder: Any = None
+        self.compute_pass: Any = None
+        self._bound_pipeline: Any = None
         self.pending = 0
         self.in_flight: list[Any] = []  # buffers freed while unsubmitted commands still use them
         self.num_submits = 0
@@ -144,7 +156,7 @@ class WebGPUBackend(Backend):
         return record.values
 
     def _start_read(self, record: Record) -> tuple[Any, int]:
-        size = int(np.prod(record.shape, dtype=np.int64))
+        size = math.prod(record.shape)
         nbytes = size * (2 if record.f16 else 4)
         staging = self.pool.acquire(nbytes, self.read_usage)
         encoder = self._encoder()
@@ -231,6 +243,11 @@ class WebGPUBackend(Backend):
         return record.buffer
 
     def _encoder(self) -> Any:
+        """The open command encoder, with no compute pass open (for copies)."""
+        if self.compute_pass is not None:
+            self.compute_pass.end()
+            self.compute_pass = None
+            self._bound_pipeline = None
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
         return self.encoder
@@ -238,6 +255,7 @@ class WebGPUBackend(Backend):
     def flush(self) -> None:
         """Submit the recorded commands; buffers freed meanwhile return to the pool."""
         if self.encoder is not None:
+            self._encoder()  # ends the open compute pass
             self.queue.submit([self.encoder.finish()])
             self.encoder = None
             self.pending = 0
@@ -246,6 +264,10 @@ class WebGPUBackend(Backend):
             for buffer in self.in_flight:
                 self.pool.release(buffer)
             self.in_flight.clear()
+        if self._retired:
+            for buffer in self._retired:
+                buffer.destroy()
+            self._retired.clear()
 
     def synchronize(self) -> None:
         """Submit and wait until the GPU finished everything."""
@@ -280,7 +302,7 @@ class WebGPUBackend(Backend):
         elementwise = grid is None
         if elementwise:
             if invocations is None:
-                invocations = int(np.prod(outputs[0][1], dtype=np.int64)) if outputs else 0
+                invocations = math.prod(outputs[0][1]) if outputs else 0
             params["invocations"] = invocations
         results = [self._new_output(shape, dtype) for _, shape, dtype in outputs]
         if (invocations == 0) if elementwise else (0 in grid):  # type: ignore[operator]
@@ -329,29 +351,52 @@ class WebGPUBackend(Backend):
             entries.append({"binding": binding, "resource": {"buffer": buffer, "offset": 0, "size": buffer.size}})
             binding += 1
         if uniforms and slots:
-            words = np.asarray(pack_params(slots, params), dtype=np.int64).astype(np.int32)
-            pbuf = self.pool.acquire(words.nbytes, self.storage_usage)
-            self.queue.write_buffer(pbuf, 0, words.tobytes())
+            pbuf = self._param_buffer(np.asarray(pack_params(slots, params), dtype=np.int64).astype(np.int32))
             entries.append({"binding": binding, "resource": {"buffer": pbuf, "offset": 0, "size": pbuf.size}})
+        bind_key = (id(layout), *(id(e["resource"]["buffer"]) for e in entries))
+        cached = self._bind_groups.get(bind_key)
+        if cached is None:
+            bind_group = self.device.create_bind_group(layout=layout, entries=entries)
+            # the buffers are kept with it, so that their ids are not reused while the entry exists
+            self._bind_groups[bind_key] = (bind_group, [e["resource"]["buffer"] for e in entries])
+            if len(self._bind_groups) > BIND_GROUP_CACHE:
+                self._bind_groups.popitem(last=False)
         else:
-            pbuf = None
-        bind_group = self.device.create_bind_group(layout=layout, entries=entries)
+            bind_group = cached[0]
+            self._bind_groups.move_to_end(bind_key)
         if elementwise:
             groups = -(-invocations // workgroup[0])  # type: ignore[operator]
             limit = self.gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
             grid = (min(groups, limit), -(-groups // limit), 1)
-        encoder = self._encoder()
-        compute_pass = encoder.begin_compute_pass()
-        compute_pass.set_pipeline(pipeline)
+        compute_pass = self.compute_pass
+        if compute_pass is None:  # one pass for consecutive programs (wgpu orders their buffer accesses)
+            compute_pass = self.compute_pass = self._encoder().begin_compute_pass()
+        if self._bound_pipeline is not pipeline:
+            compute_pass.set_pipeline(pipeline)
+            self._bound_pipeline = pipeline
         compute_pass.set_bind_group(0, bind_group)
         compute_pass.dispatch_workgroups(*grid)
-        compute_pass.end()
-        if pbuf is not None:
-            self.in_flight.append(pbuf)
         self.pending += 1
         if self.pending >= int(env().get("WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE")):
             self.flush()
         return [(data_id, shape, dtype) for data_id, shape, dtype, _ in results]
+
+    def _param_buffer(self, words: np.ndarray) -> Any:
+        """A buffer holding a program's parameters: one per distinct parameter set (the programs of a model
+        see the same ones at every run), written once, never changed while a cached bind group uses it."""
+        data = words.tobytes()
+        buffer = self._param_buffers.get(data)
+        if buffer is not None:
+            self._param_buffers.move_to_end(data)
+            return buffer
+        buffer = self.device.create_buffer_with_data(data=data + b"\0" * (-len(data) % 16), usage=self.storage_usage)
+        self._param_buffers[data] = buffer
+        self.param_bytes += buffer.size
+        if len(self._param_buffers) > PARAM_CACHE:
+            _, old = self._param_buffers.popitem(last=False)
+            self.param_bytes -= old.size
+            self._retired.append(old)  # destroyed after the commands that may use it are submitted
+        return buffer
 
     def _layout(self, n_in: int, n_out: int, with_params: bool) -> Any:
         """The bind group layout of a program: inputs, outputs, then the parameter buffer."""
@@ -365,7 +410,7 @@ class WebGPUBackend(Backend):
         return layout
 
     def _new_output(self, shape: tuple[int, ...], dtype: str) -> tuple[int, tuple[int, ...], str, int]:
-        size = int(np.prod(shape, dtype=np.int64))
+        size = math.prod(shape)
         data_id = new_data_id()
         if size == 0:
             self.data[data_id] = Record(np.zeros(shape, NUMPY_DTYPE[dtype]), None, 1, tuple(shape), dtype)
@@ -384,7 +429,7 @@ class WebGPUBackend(Backend):
             "unreliable": False,
             "reasons": [],
             "num_bytes_in_gpu": in_use,
-            "num_bytes_in_gpu_allocated": self.pool.num_bytes_allocated,
+            "num_bytes_in_gpu_allocated": self.pool.num_bytes_allocated + self.param_bytes,
             "num_bytes_in_gpu_free": self.pool.num_bytes_free,
         }
 
@@ -397,6 +442,11 @@ class WebGPUBackend(Backend):
 
     def dispose(self) -> None:
         self.flush()
+        self._bind_groups.clear()
+        for buffer in self._param_buffers.values():
+            buffer.destroy()
+        self._param_buffers.clear()
+        self.param_bytes = 0
         for record in self.data.values():
             if record.buffer is not None:
                 self.pool.release(record.buffer)
