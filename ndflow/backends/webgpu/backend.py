@@ -228,7 +228,8 @@ class WebGPUBackend(Backend):
             if values.size == 0:
                 return self._dummy
             if record.dtype == "float32":
-                stored = values.astype(np.float16 if self.float16 else np.float32, copy=False)
+                with np.errstate(over="ignore"):  # beyond f16's range is Infinity, as the GPU stores it
+                    stored = values.astype(np.float16 if self.float16 else np.float32, copy=False)
             else:
                 stored = values.astype(np.int32, copy=False)
             stored = np.ascontiguousarray(stored).reshape(-1)
