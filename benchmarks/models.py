@@ -13,10 +13,15 @@ way (outputs read back each run). The ratio columns are ndflow's time over TF.js
 
 from __future__ import annotations
 
+import os
+
+# torch's OpenMP threads spin for a while after each torch op; measured in one process next to the cpu
+# backend (OpenBLAS threads), the spinning made cpu figures up to 10x too slow. Passive waiting ends that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import time

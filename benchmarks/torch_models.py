@@ -11,6 +11,12 @@ read back to numpy). The ratio is ndflow's time over the reference's (issue 10's
 
 from __future__ import annotations
 
+import os
+
+# torch's OpenMP threads spin for a while after each torch op; measured in one process next to the cpu
+# backend (OpenBLAS threads), the spinning made cpu figures up to 10x too slow. Passive waiting ends that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import json
 import statistics

@@ -18,6 +18,12 @@ weights, same batch) or the run stops. Issue 10's target: ndflow within 2x of Py
 
 from __future__ import annotations
 
+import os
+
+# torch's OpenMP threads spin for a while after each torch op; measured in one process next to the cpu
+# backend (OpenBLAS threads), the spinning made cpu figures up to 10x too slow. Passive waiting ends that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import statistics
 import time

@@ -12,6 +12,12 @@ in the same run; see ``benchmarks/models.py``, which does the work). Each model'
 
 from __future__ import annotations
 
+import os
+
+# torch's OpenMP threads spin for a while after each torch op; measured in one process next to the cpu
+# backend (OpenBLAS threads), the spinning made cpu figures up to 10x too slow. Passive waiting ends that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import datetime
 import re
 import sys

@@ -286,3 +286,16 @@ def test_blas_threads_flag():
     finally:
         nf.env().reset()
     assert blas[1]() == default
+
+
+def test_cpu_backend_applies_one_blas_thread_by_default():
+    """A new cpu backend sets OpenBLAS to the flag's default, one thread (robust on a shared machine)."""
+    from ndflow.backends.cpu import backend as cpu_backend
+
+    blas = cpu_backend._openblas()
+    if blas is None:
+        pytest.skip("numpy is not linked to OpenBLAS here")
+    assert nf.env().get("CPU_BLAS_THREADS") == 1
+    blas[0](2)
+    cpu_backend.CPUBackend()
+    assert blas[1]() == 1

@@ -50,8 +50,10 @@ def set_blas_threads(value: object) -> None:
 
 
 # On a machine shared with other work, 1 avoids waiting a scheduler time slice for a descheduled thread
-# in every matrix product (milliseconds each); on an idle one, more threads make large products faster.
-env().register_flag("CPU_BLAS_THREADS", lambda: 0, set_blas_threads)
+# in every matrix product (milliseconds each; blazepose-heavy took 2.2 s per inference with 2 threads next
+# to one other busy process, 0.22 s with 1); on an idle machine more threads make large products faster:
+# set 0 to leave numpy's own setting, or a count. Applied when the cpu backend is created.
+env().register_flag("CPU_BLAS_THREADS", lambda: 1, set_blas_threads)
 
 
 class _Record:
@@ -69,6 +71,7 @@ class CPUBackend(Backend):
 
     def __init__(self) -> None:
         self.data: dict[int, _Record] = {}
+        set_blas_threads(env().get("CPU_BLAS_THREADS"))
 
     # -- data store ------------------------------------------------------------------------------
     def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:
