@@ -16,18 +16,30 @@ rounded once to float32 (``y = conv(x, W) * s + b`` becomes ``conv(x, W * s) + b
 rounded differently). The chain becomes ``_FusedConv2D``/``FusedDepthwiseConv2dNative``/``_FusedMatMul``
 (the ops and mappers TF.js's converter produces) named after the chain's last node, so outputs keep their
 names.
+
+Residual adds (:func:`fuse_residual_adds`, after the chains): a fused (depthwise) convolution whose
+only fused op is its bias (or none) and whose only consumer is an ``Add``/``AddV2`` takes the Add's
+other operand as a residual input, and the activation after the Add when there is one, becoming
+``_NdflowResidualConv2D``/``_NdflowResidualDepthwiseConv2d`` (ndflow-internal ops; the kernels are
+TF.js's FusedConv2D/FusedDepthwiseConv2D with ndflow's ``residual`` input). Their mapper, here, adds
+the residual inside the kernel when it has the output's exact shape, and falls back to the unfused
+``Add`` (then the activation) when it broadcasts.
 """
 
 from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .. import ops
+from ..core import conv_util as cu
+from ..core.tensor import Tensor
 from .graph import Node
-from .mappers._util import attr_num
+from .mappers._util import attr_num, mapper, padding
+from .mappers.convolution import _dilations, _format2d, _fused_args, _strides
 from .rewrite import Rewriter, used_outputs
 
 FUSED = {
@@ -304,3 +316,145 @@ def fuse_products(rw: Rewriter) -> None:
         _grow(rw, chain)
         if chain.members:
             _emit(rw, chain)
+    fuse_residual_adds(rw)
+
+
+# ----------------------------------------------------------------------------- residual adds
+
+RESIDUAL = {
+    "_FusedConv2D": "_NdflowResidualConv2D",
+    "Conv2D": "_NdflowResidualConv2D",
+    "FusedDepthwiseConv2dNative": "_NdflowResidualDepthwiseConv2d",
+    "DepthwiseConv2dNative": "_NdflowResidualDepthwiseConv2d",
+    "DepthwiseConv2d": "_NdflowResidualDepthwiseConv2d",
+}
+
+
+def _residual_head(rw: Rewriter, node: Node) -> Chain | None:
+    """A convolution that can take a residual: constant float32 NHWC filter, at most a bias fused."""
+    if node.op not in RESIDUAL or len(node.inputs) < 2 or not rw.is_const(node.inputs[1][0]):
+        return None
+    if node.inputs[1][1] != 0 or used_outputs(rw, node.name) - {0} or node.controls:
+        return None
+    f = rw.weights[node.inputs[1][0]]
+    if f.dtype != "float32" or f.rank != 4 or (node.str("data_format") or "NHWC").upper() != "NHWC":
+        return None
+    bias = None
+    if node.op.startswith("_Fused") or node.op.startswith("Fused"):
+        fused = _fused_ops(node)
+        n_args = int(attr_num(node, "num_args", len(node.inputs) - 2))
+        if fused not in ([], ["biasadd"]) or n_args != len(fused) or len(node.inputs) != 2 + n_args:
+            return None
+        bias = node.inputs[2][0] if fused else None
+    elif len(node.inputs) != 2:
+        return None
+    channels = f.shape[3] if "Depthwise" not in node.op else f.shape[2] * f.shape[3]
+    return Chain(node, node.inputs[0], node.inputs[1][0], bias, channels, 4)
+
+
+def _fuse_residual(rw: Rewriter, chain: Chain) -> bool:
+    """Take the Add after ``chain.head`` (and an activation after it) into one residual node."""
+    head = chain.head
+    name = rw.only_consumer(head.name)
+    if name is None:
+        return False
+    add = rw.nodes[name]
+    if add.op not in ("Add", "AddV2") or add.controls:
+        return False
+    if len(add.inputs) != 2 or [src for src, _ in add.inputs].count(head.name) != 1:
+        return False
+    other = next(ref for ref in add.inputs if ref[0] != head.name)
+    if rw.is_const(other[0]):
+        return False  # a constant addend broadcasts (one along the channels folded into the bias already)
+    chain.members.append(name)
+    nxt = rw.only_consumer(name)
+    if nxt is not None and not rw.nodes[nxt].controls and _activation(rw, rw.nodes[nxt], chain):
+        chain.members.append(nxt)
+    fused_ops: list[str] = []
+    args: list[tuple[str, int]] = []
+    if chain.bias is not None:
+        fused_ops.append("BiasAdd")
+        args.append(head.inputs[2])
+    if chain.activation is not None:
+        fused_ops.append(chain.activation)
+        if chain.alpha is not None:
+            args.append((chain.alpha, 0))
+    attr = {k: v for k, v in head.attr.items() if k not in ("fused_ops", "num_args", "epsilon", "leakyrelu_alpha")}
+    attr["fused_ops"] = _strs(fused_ops)
+    attr["num_args"] = {"i": str(len(args))}
+    if chain.activation == "LeakyRelu":
+        attr["leakyrelu_alpha"] = {"f": chain.leaky}
+    inputs = [chain.x, (chain.filter, 0), *args, other]
+    fused = Node(chain.last, RESIDUAL[head.op], inputs, [], attr, head.device)
+    rw.replace(chain.last, fused)
+    for member in reversed([head.name, *chain.members[:-1]]):
+        rw.remove(member)
+    rw.stats.add("residual adds fused")
+    return True
+
+
+def fuse_residual_adds(rw: Rewriter) -> None:
+    """Fuse ``conv (+ bias) -> Add(other) [-> activation]`` (see the module docstring)."""
+    for name in rw.topological():
+        node = rw.nodes.get(name)
+        if node is None:
+            continue
+        chain = _residual_head(rw, node)
+        if chain is not None:
+            _fuse_residual(rw, chain)
+
+
+_AFTER_ACT = {
+    "relu": ops.relu,
+    "relu6": ops.relu6,
+    "elu": ops.elu,
+    "sigmoid": ops.sigmoid,
+    "tanh": ops.tanh,
+}
+
+
+def _activate(y: Tensor, activation: str, kwargs: dict[str, Any]) -> Tensor:
+    """The fused activation as its own op (the residual fallback)."""
+    if activation == "linear":
+        return y
+    if activation == "leakyrelu":
+        return ops.leaky_relu(y, kwargs["leakyrelu_alpha"])
+    if activation == "prelu":
+        return ops.prelu(y, kwargs["prelu_activation_weights"])
+    return _AFTER_ACT[activation](y)
+
+
+def _residual_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
+    """``activation(conv(x, filter) + bias + residual)``: the residual in the kernel when it has the
+    output's shape, else the unfused Add and activation."""
+    x, f, *args, residual = inputs
+    f, kwargs, after = _fused_args(node, f, args, depthwise)
+    geometry = {
+        "strides": _strides(node),
+        "pad": padding(node),
+        "data_format": _format2d(node),
+        "dilations": _dilations(node),
+    }
+    run = ops.fused.depthwise_conv2d if depthwise else ops.fused.conv2d
+    if not after and isinstance(residual, Tensor) and x.rank == 4 and f.rank == 4:
+        s, d = cu.check_strides_dilations(geometry["strides"], geometry["dilations"], 2, node.op)
+        pad = cu.check_pad(geometry["pad"], node.op, 2)
+        info = cu.conv_info(x.shape, f.shape, s, d, pad, None, depthwise, geometry["data_format"] == "NHWC", node.op)
+        if tuple(residual.shape) == tuple(info.out_shape) and residual.dtype == x.dtype:
+            return run(x=x, filter=f, **geometry, add=residual, **kwargs)
+    activation = after or kwargs["activation"]
+    linear = {**kwargs, "activation": "linear", "prelu_activation_weights": None}
+    y = ops.add(run(x=x, filter=f, **geometry, **linear), residual)
+    return _activate(y, activation, kwargs)
+
+
+@mapper("_NdflowResidualConv2D")
+def _residual_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Mapper of ``_NdflowResidualConv2D``."""
+    return _residual_conv(node, inputs, depthwise=False)
+
+
+@mapper("_NdflowResidualDepthwiseConv2d")
+def _residual_depthwise(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Mapper of ``_NdflowResidualDepthwiseConv2d``."""
+    return _residual_conv(node, inputs, depthwise=True)

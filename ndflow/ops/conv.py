@@ -12,6 +12,7 @@ depthwise convolution) ndflow computes the right thing or raises a clear error.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,6 +86,43 @@ def _check_depth(op: str, got: int, want: int, what: str = "depth of input") -> 
         raise ValueError(f"{op}: {what} ({got}) must match the input depth of the filter ({want})")
 
 
+def _frozen(value: Any) -> Any:
+    """``value`` as a hashable key of plain ints and strings (lists become tuples), or None when it holds
+    anything else (floats, bools, numpy scalars: those take the uncached path and its checks)."""
+    if value is None or type(value) in (int, str):
+        return value
+    if isinstance(value, list | tuple):
+        items = tuple(_frozen(v) for v in value)
+        return None if any(i is None for i in items) else items
+    return None
+
+
+def _conv2d_geometry(
+    op: str,
+    x_shape: tuple[int, ...],
+    f_shape: tuple[int, ...],
+    strides: Any,
+    pad: Any,
+    data_format: str,
+    dilations: Any,
+    dim_rounding_mode: str | None,
+    depthwise: bool,
+) -> tuple[tuple[int, ...], tuple[int, ...], Any, cu.ConvInfo]:
+    """Checked strides, dilations and pad, and the geometry of a 2-D convolution."""
+    cu.check_data_format(data_format, op, ("NHWC", "NCHW"))
+    pad = cu.check_pad(pad, op, 2)
+    cu.check_pad_rounding(op, pad, dim_rounding_mode)
+    in_depth = x_shape[3] if data_format == "NHWC" else x_shape[1]
+    _check_depth(op, in_depth, f_shape[2], "number of input channels" if depthwise else "depth of input")
+    s, d = cu.check_strides_dilations(strides, dilations, 2, op)
+    info = cu.conv_info(x_shape, f_shape, s, d, pad, dim_rounding_mode, depthwise, data_format == "NHWC", op)
+    return s, d, pad, info
+
+
+# The geometry of the argument combinations seen (a model's layers): checks and output sizes cost ~50 us a call.
+_cached_geometry = functools.lru_cache(maxsize=4096)(_conv2d_geometry)
+
+
 def prepare_conv2d(
     a: ConvArgs,
     x: Any,
@@ -96,19 +134,21 @@ def prepare_conv2d(
     dim_rounding_mode: str | None,
     depthwise: bool = False,
 ) -> tuple[Tensor, Tensor, dict, cu.ConvInfo, bool]:
-    """Validated 4-D input, filter, kernel attributes and geometry of a (depthwise) 2-D convolution."""
+    """Validated 4-D input, filter, kernel attributes and geometry of a (depthwise) 2-D convolution
+    (the geometry cached per argument combination when the arguments are plain ints and strings)."""
     op = a.op
     xt = a.tensor(x, "x", float32=True)
     ft = a.tensor(filter, "filter", float32=True)
     x4, unbatch = a.batched(xt, 4)
     a.rank(ft, 4, "filter")
-    cu.check_data_format(data_format, op, ("NHWC", "NCHW"))
-    pad = cu.check_pad(pad, op, 2)
-    cu.check_pad_rounding(op, pad, dim_rounding_mode)
-    in_depth = x4.shape[3] if data_format == "NHWC" else x4.shape[1]
-    _check_depth(op, in_depth, ft.shape[2], "number of input channels" if depthwise else "depth of input")
-    s, d = cu.check_strides_dilations(strides, dilations, 2, op)
-    info = cu.conv_info(x4.shape, ft.shape, s, d, pad, dim_rounding_mode, depthwise, data_format == "NHWC", op)
+    geometry = _conv2d_geometry
+    frozen_strides, frozen_pad, frozen_dilations = _frozen(strides), _frozen(pad), _frozen(dilations)
+    plain = type(data_format) is str and (dim_rounding_mode is None or type(dim_rounding_mode) is str)
+    if plain and None not in (frozen_strides, frozen_pad) and (dilations is None or frozen_dilations is not None):
+        geometry, strides, pad, dilations = _cached_geometry, frozen_strides, frozen_pad, frozen_dilations
+    s, d, pad, info = geometry(
+        op, x4.shape, ft.shape, strides, pad, data_format, dilations, dim_rounding_mode, depthwise
+    )
     attrs = {
         "strides": s,
         "pad": pad,

@@ -6,6 +6,10 @@ ndflow takes the same fields as keyword arguments
 Activations: ``'linear'`` (default), ``'relu'``, ``'relu6'``, ``'elu'``, ``'leakyrelu'`` (slope
 ``leakyrelu_alpha``, default 0.2 everywhere; TF.js's conv ops leave it undefined and return NaN),
 ``'prelu'`` (slopes ``prelu_activation_weights``) and ``'sigmoid'``.
+
+ndflow extension: the convolutions take ``add``, a tensor of the output's shape added after the bias
+and before the activation (a residual connection; the graph optimizer fuses ``Add`` into the
+convolution this way). TF.js has no such argument.
 """
 
 from __future__ import annotations
@@ -52,6 +56,18 @@ def _bias(a: ConvArgs, bias: Any, dtype: str, out_shape: tuple[int, ...], channe
     return b
 
 
+def _residual(a: ConvArgs, add: Any, dtype: str, out_shape: tuple[int, ...]) -> Tensor:
+    """The residual ``add`` as ``dtype``, which must have the output's shape exactly (no broadcasting)."""
+    r = a.tensor(add, "add")
+    if r.dtype != dtype:
+        r = a.cast(r, "float32" if "float32" in (r.dtype, dtype) else dtype)
+    if tuple(r.shape) != tuple(out_shape):
+        raise ValueError(
+            f"{a.op}: argument 'add' of shape {list(r.shape)} must have the output's shape {list(out_shape)}"
+        )
+    return r
+
+
 def _prelu_weights(a: ConvArgs, weights: Any, out_shape: tuple[int, ...], channels_first: bool, conv: bool) -> Tensor:
     """PReLU slopes: a scalar, 1-D along the channels, or (conv) 3-D broadcasting to the output."""
     op = a.op
@@ -94,6 +110,7 @@ def _fused_conv(
     activation: str | None,
     prelu_activation_weights: Any,
     leakyrelu_alpha: float,
+    add: Any = None,
 ) -> Tensor:
     with ConvArgs(op) as a:
         activation = _activation(activation, op)
@@ -104,6 +121,12 @@ def _fused_conv(
         inputs = [x4, f]
         if bias is not None:
             inputs.append(_bias(a, bias, x4.dtype, info.out_shape, channels_first))
+        if add is not None:
+            if ENGINE.gradient_depth:
+                raise NotImplementedError(f"{op}: argument 'add' has no gradient; add the residual with nf.add")
+            r = _residual(a, add, x4.dtype, info.out_shape[1:] if unbatch else info.out_shape)
+            inputs.append(a.reshape(r, info.out_shape) if unbatch else r)
+            attrs["residual"] = True
         if prelu_activation_weights is not None:
             w = _prelu_weights(a, prelu_activation_weights, info.out_shape, channels_first, conv=not depthwise)
             if activation == "prelu":
@@ -127,11 +150,13 @@ def conv2d(
     activation: str | None = "linear",
     prelu_activation_weights: Any = None,
     leakyrelu_alpha: float = 0.2,
+    add: Any = None,
 ) -> Tensor:
-    """``activation(conv2d(x, filter) + bias)`` in one kernel (keyword arguments, as TF.js's config)."""
+    """``activation(conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments, as TF.js's config;
+    ``add``, a tensor of the output's shape, is an ndflow extension)."""
     return _fused_conv(
         "FusedConv2D", "fused.conv2d", False, x, filter, strides, pad, data_format, dilations,
-        dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha,
+        dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha, add,
     )  # fmt: skip
 
 
@@ -148,11 +173,13 @@ def depthwise_conv2d(
     activation: str | None = "linear",
     prelu_activation_weights: Any = None,
     leakyrelu_alpha: float = 0.2,
+    add: Any = None,
 ) -> Tensor:
-    """``activation(depthwise_conv2d(x, filter) + bias)`` in one kernel (keyword arguments)."""
+    """``activation(depthwise_conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments; ``add``
+    is an ndflow extension)."""
     return _fused_conv(
         "FusedDepthwiseConv2D", "fused.depthwise_conv2d", True, x, filter, strides, pad, data_format,
-        dilations, dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha,
+        dilations, dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha, add,
     )  # fmt: skip
 
 

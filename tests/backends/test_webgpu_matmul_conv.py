@@ -324,3 +324,23 @@ def test_one_program_serves_every_shape_with_uniforms(gpu):
     check(lambda a, b: nf.conv2d(a, b, 2, "valid"), normal(2, 9, 7, 3), normal(2, 2, 3, 5))
     assert gpu.num_compiled_programs == after_first_conv
     assert after_first_conv - before <= 1
+
+
+@pytest.mark.parametrize("activation", ["linear", "relu", "leakyrelu"])
+def test_residual_fused_conv_stays_on_the_gpu(gpu, activation):
+    """ndflow's residual input (fused conv + bias + add + activation, from the graph optimizer) runs as GPU
+    programs and matches the cpu backend."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((1, 6, 6, 3)), rng.standard_normal((3, 3, 3, 4))
+    b, r = rng.standard_normal(4), rng.standard_normal((1, 6, 6, 4))
+    results = []
+    for name in ("cpu", "webgpu"):
+        nf.set_backend(name)
+        ts = [nf.tensor(a.astype(np.float32)) for a in (x, w, b, r)]
+        y = nf.fused.conv2d(x=ts[0], filter=ts[1], strides=1, pad="same", bias=ts[2], activation=activation,
+                            add=ts[3])  # fmt: skip
+        if name == "webgpu":
+            assert gpu.on_gpu(y.data_id) and not gpu.on_cpu(y.data_id)
+        results.append(y.numpy())
+        nf.dispose([*ts, y])
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-4, atol=1e-4)

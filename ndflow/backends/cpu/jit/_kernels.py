@@ -20,13 +20,18 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def _epilogue_rows(y, r0, r1, bias, act, alpha, slopes):  # pragma: no cover - compiled
-    """Rows ``r0:r1`` of the 2-D ``y`` (rows, channels): ``+ bias`` (empty = none), then activation ``act``."""
+def _epilogue_rows(y, r0, r1, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
+    """Rows ``r0:r1`` of the 2-D ``y`` (rows, channels): ``+ bias`` (empty = none), ``+ add`` (a residual of
+    ``y``'s shape, rows indexed as ``y``'s; empty = none), then activation ``act``."""
     channels = y.shape[1]
     if bias.size:
         for i in range(r0, r1):
             for c in range(channels):
                 y[i, c] += bias[c]
+    if add.size:
+        for i in range(r0, r1):
+            for c in range(channels):
+                y[i, c] += add[i, c]
     if act == 1:  # relu (NaN stays NaN, as numpy's maximum)
         for i in range(r0, r1):
             for c in range(channels):
@@ -63,25 +68,25 @@ def _epilogue_rows(y, r0, r1, bias, act, alpha, slopes):  # pragma: no cover - c
 
 
 @njit(cache=True, parallel=True)
-def epilogue(y, bias, act, alpha, slopes):  # pragma: no cover - compiled
-    """Bias and activation over the 2-D ``y`` in place, rows split between the threads."""
+def epilogue(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
+    """Bias, residual and activation over the 2-D ``y`` in place, rows split between the threads."""
     rows = y.shape[0]
     chunks = min(rows, 64)
     for k in prange(chunks):
-        _epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, act, alpha, slopes)
+        _epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, add, act, alpha, slopes)
 
 
 @njit(cache=True)
-def epilogue_serial(y, bias, act, alpha, slopes):  # pragma: no cover - compiled
+def epilogue_serial(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """:func:`epilogue` on the calling thread."""
-    _epilogue_rows(y, 0, y.shape[0], bias, act, alpha, slopes)
+    _epilogue_rows(y, 0, y.shape[0], bias, add, act, alpha, slopes)
 
 
 # ----------------------------------------------------------------------------- depthwise
 
 
 @njit(cache=True)
-def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """Output row ``r`` (= batch * out_height + y) of a depthwise convolution, with its epilogue."""
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     kh_size, kw_size, mult = w.shape[0], w.shape[1], w.shape[3]
@@ -109,25 +114,25 @@ def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slope
                         xv = xr[iw, c]
                         for m in range(mult):
                             o[ow, c * mult + m] += xv * w[kh, kw, c, m]
-    _epilogue_rows(o, 0, out_w, bias, act, alpha, slopes)
+    _epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)
-def depthwise(x, w, out, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover - compiled
+def depthwise(x, w, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """Depthwise convolution ``x (B,H,W,C) * w (KH,KW,C,M) -> out (B,OH,OW,C*M)``, output rows in parallel."""
     for r in prange(out.shape[0] * out.shape[1]):
-        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes)
+        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
 @njit(cache=True)
-def depthwise_serial(x, w, out, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+def depthwise_serial(x, w, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`depthwise` on the calling thread."""
     for r in range(out.shape[0] * out.shape[1]):
-        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, act, alpha, slopes)
+        _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
 @njit(cache=True)
-def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`_depthwise_row` for a unit width stride and multiplier 1: each tap is one contiguous
     multiply-add over the row (``wt[kh, kw]`` holds the tap's weights tiled along the output width)."""
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
@@ -155,21 +160,21 @@ def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slo
             ws = wt[kh, kw, j0:j1]
             for j in range(n):
                 os[j] += xs[j] * ws[j]
-    _epilogue_rows(out[b, oh], 0, out_w, bias, act, alpha, slopes)
+    _epilogue_rows(out[b, oh], 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)
-def depthwise_flat(x, wt, out, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover - compiled
+def depthwise_flat(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """:func:`depthwise` for a unit width stride and multiplier 1, with tiled weights ``wt (KH,KW,OW*C)``."""
     for r in prange(out.shape[0] * out.shape[1]):
-        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes)
+        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
 @njit(cache=True)
-def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, act, alpha, slopes):  # pragma: no cover
+def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`depthwise_flat` on the calling thread."""
     for r in range(out.shape[0] * out.shape[1]):
-        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, act, alpha, slopes)
+        _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
 # ----------------------------------------------------------------------------- transposed convolution
@@ -201,14 +206,15 @@ def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - comp
 
 
 @njit(cache=True)
-def activate(x, y, none, act, alpha, slopes):  # pragma: no cover - compiled
-    """``y = activation(x)`` over 2-D (rows, channels) arrays, one row at a time (``none``: an empty bias)."""
+def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compiled
+    """``y = activation(x)`` over 2-D (rows, channels) arrays, one row at a time (``none``: an empty bias,
+    ``none2``: an empty residual)."""
     for i in range(x.shape[0]):
         xr = x[i]
         yr = y[i]
         for c in range(x.shape[1]):
             yr[c] = xr[c]
-        _epilogue_rows(y, i, i + 1, none, act, alpha, slopes)
+        _epilogue_rows(y, i, i + 1, none, none2, act, alpha, slopes)
 
 
 # ----------------------------------------------------------------------------- pooling

@@ -22,19 +22,30 @@ PARALLEL_MIN_WORK = 3_000_000
 FLAT_ROW_MAX = 10_000
 
 _NONE = np.zeros(0, dtype=np.float32)
+_NONE2 = np.zeros((0, 0), dtype=np.float32)  # no residual, for the 2-D epilogue
+_NONE4 = np.zeros((1, 1, 0, 0), dtype=np.float32)  # no residual, for the depthwise kernels (read as [0, 0])
 
 
 class Epilogue(NamedTuple):
-    """What a compiled kernel applies where it writes its output: ``+ bias``, then an activation."""
+    """What a compiled kernel applies where it writes its output: ``+ bias``, ``+ add``, then an activation."""
 
     bias: np.ndarray  # (channels,) float32, or empty for none
     act: int  # an ACTIVATION_CODES value
     alpha: np.float32  # leakyrelu's slope
     slopes: np.ndarray  # prelu's per-channel slopes (channels,), or empty
+    add: np.ndarray = _NONE  # a residual of the output's shape (float32, C-contiguous), or empty
 
     @property
     def is_identity(self) -> bool:
-        return self.act == 0 and self.bias.size == 0
+        return self.act == 0 and self.bias.size == 0 and self.add.size == 0
+
+    def args(self, add_shape: tuple[int, ...]) -> tuple:
+        """The compiled kernels' epilogue arguments, the residual viewed as ``add_shape``."""
+        if self.add.size:
+            add = self.add.reshape(add_shape)
+        else:
+            add = _NONE2 if len(add_shape) == 2 else _NONE4
+        return self.bias, add, self.act, self.alpha, self.slopes
 
 
 IDENTITY = Epilogue(_NONE, 0, np.float32(0), _NONE)
@@ -64,9 +75,12 @@ def make_epilogue(
     prelu: np.ndarray | None,
     channels: int,
     ndim: int,
+    add: np.ndarray | None = None,
+    out_shape: tuple[int, ...] | None = None,
 ) -> Epilogue | None:
-    """The compiled form of a fused kernel's bias and activation on a channels-last float32 output of
-    rank ``ndim``, or None when it has none (a bias or PReLU weights that do not run along the channels)."""
+    """The compiled form of a fused kernel's bias, residual ``add`` (of the output's shape ``out_shape``)
+    and activation on a channels-last float32 output of rank ``ndim``, or None when it has none (a bias
+    or PReLU weights that do not run along the channels, a residual of another shape or dtype)."""
     act = ACTIVATION_CODES.get(activation)
     if act is None:
         return None
@@ -74,7 +88,12 @@ def make_epilogue(
     slopes = _per_channel(prelu, channels, ndim) if activation == "prelu" else _NONE
     if b is None or slopes is None or (activation == "prelu" and prelu is None):
         return None
-    return Epilogue(b, act, np.float32(leakyrelu_alpha), slopes)
+    residual = _NONE
+    if add is not None:
+        if add.dtype != np.float32 or out_shape is None or tuple(add.shape) != tuple(out_shape):
+            return None
+        residual = np.ascontiguousarray(add)
+    return Epilogue(b, act, np.float32(leakyrelu_alpha), slopes, residual)
 
 
 def _float32_c(a: np.ndarray) -> np.ndarray:
@@ -100,10 +119,10 @@ def depthwise(x: np.ndarray, w: np.ndarray, info, epilogue: Epilogue = IDENTITY)
         # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
         wt = np.ascontiguousarray(np.tile(w[:, :, :, 0].astype(np.float32, copy=False), (1, 1, shape[2])))
         fn = k.depthwise_flat if threads else k.depthwise_flat_serial
-        fn(x, wt, y, sh, dh, dw, pt, pl, *epilogue)
+        fn(x, wt, y, sh, dh, dw, pt, pl, *epilogue.args(shape))
     else:
         fn = k.depthwise if threads else k.depthwise_serial
-        fn(x, _float32_c(w), y, sh, sw, dh, dw, pt, pl, *epilogue)
+        fn(x, _float32_c(w), y, sh, sw, dh, dw, pt, pl, *epilogue.args(shape))
     return y
 
 
@@ -119,7 +138,7 @@ def epilogue(y: np.ndarray, ep: Epilogue) -> bool:
     y2 = y.reshape(-1, y.shape[-1])
     if y2.size:
         fn = k.epilogue if parallel() and y2.size >= PARALLEL_MIN_WORK else k.epilogue_serial
-        fn(y2, *ep)
+        fn(y2, *ep.args(y2.shape))
     return True
 
 
@@ -167,7 +186,7 @@ def activate(x: np.ndarray, activation: str, alpha: float = 0.0, prelu: np.ndarr
         return None
     y = np.empty(x.shape, dtype=np.float32)
     x2 = np.ascontiguousarray(x).reshape(-1, channels)
-    k.activate(x2, y.reshape(-1, channels), _NONE, ACTIVATION_CODES[activation], np.float32(alpha), slopes)
+    k.activate(x2, y.reshape(-1, channels), _NONE, _NONE2, ACTIVATION_CODES[activation], np.float32(alpha), slopes)
     return y
 
 

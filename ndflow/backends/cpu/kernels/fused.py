@@ -1,9 +1,10 @@
 """Fused kernels: FusedConv2D, FusedDepthwiseConv2D, _FusedMatMul (+ bias, + activation, in place).
 
-Inputs are ``(x, filter)`` (``(a, b)`` for _FusedMatMul), then ``bias`` when there is one, then the
-PReLU weights when ``activation == 'prelu'``. Attributes: those of the plain kernel plus
-``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``prelu``, ``sigmoid``) and
-``leakyrelu_alpha``. Bias and activation work on the product's own buffer. With NCHW, a 1-D bias
+Inputs are ``(x, filter)`` (``(a, b)`` for _FusedMatMul), then ``bias`` when there is one, then (the
+convolutions, with the ndflow attribute ``residual: True``) a tensor of the output's shape added after
+the bias, then the PReLU weights when ``activation == 'prelu'``. Attributes: those of the plain kernel
+plus ``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``prelu``, ``sigmoid``) and
+``leakyrelu_alpha``. Bias, residual and activation work on the product's own buffer. With NCHW, a 1-D bias
 or 1-D PReLU weights line up with the channels, as in TF.js. With numba, a channels-last float32
 output gets its bias and activation in one compiled pass (written row by row, while the depthwise
 kernel still has the row in cache) instead of a numpy pass per step.
@@ -28,6 +29,29 @@ def split_inputs(inputs: tuple, activation: str) -> tuple[tuple, object, object]
     prelu = rest.pop() if activation == "prelu" and rest else None
     bias = rest[0] if rest else None
     return main, bias, prelu
+
+
+def split_conv_inputs(inputs: tuple, attrs: dict) -> tuple[tuple, object, object, object]:
+    """``(main inputs, bias or None, residual or None, prelu weights or None)`` of a fused convolution."""
+    activation = attrs.get("activation") or "linear"
+    if not attrs.get("residual"):
+        main, bias, prelu = split_inputs(inputs, activation)
+        return main, bias, None, prelu
+    main, rest = inputs[:2], list(inputs[2:])
+    prelu = rest.pop() if activation == "prelu" and rest else None
+    if not rest:
+        raise ValueError("fused convolution with residual=True needs the residual input")
+    residual = rest.pop()
+    bias = rest[0] if rest else None
+    return main, bias, residual, prelu
+
+
+def add_residual(y: np.ndarray, residual: np.ndarray, kernel: str) -> np.ndarray:
+    """``y + residual`` in ``y``'s buffer; the residual has ``y``'s shape."""
+    if residual.shape != y.shape:
+        raise ValueError(f"{kernel}: residual of shape {list(residual.shape)} must match the output {list(y.shape)}")
+    np.add(y, residual, out=y, casting="unsafe")
+    return y
 
 
 def _channel_aligned(v: np.ndarray, channels_first: bool) -> np.ndarray:
@@ -89,9 +113,13 @@ def activate(
     raise ValueError(f"activation {activation!r} is not one of {list(ACTIVATIONS)}")
 
 
-def _finish(backend: CPUBackend, y: np.ndarray, dtype: str, bias, prelu, attrs: dict, channels_first: bool) -> Output:
+def _finish(
+    backend: CPUBackend, y: np.ndarray, dtype: str, bias, prelu, attrs: dict, channels_first: bool, residual=None
+) -> Output:
     if bias is not None:
         y = add_bias(y, values_of(backend, bias), channels_first)
+    if residual is not None:
+        y = add_residual(y, values_of(backend, residual), "fused kernel")
     activation = attrs.get("activation") or "linear"
     alpha = values_of(backend, prelu) if prelu is not None else None
     y, new_dtype = activate(y, activation, alpha, attrs.get("leakyrelu_alpha", 0.2), channels_first)
@@ -100,19 +128,19 @@ def _finish(backend: CPUBackend, y: np.ndarray, dtype: str, bias, prelu, attrs: 
 
 @cpu_kernel("FusedConv2D")
 def fused_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    """Conv2D, then ``+ bias``, then the activation, on one output buffer."""
-    (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    """Conv2D, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
+    (x, f), bias, residual, prelu = split_conv_inputs(inputs, attrs)
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedConv2D")
     y = conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info)
-    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1])
+    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1], residual)
     if ep is not None and jit_ops.epilogue(y, ep):
         return out(backend, y, "float32")
     y = from_channels_last(y, info)
-    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
+    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
-def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, channels: int):
-    """The bias and activation as a compiled epilogue (channels-last float32 only), or None."""
+def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, channels: int, residual=None):
+    """The bias, residual and activation as a compiled epilogue (channels-last float32 only), or None."""
     if not info.channels_last or x.dtype != "float32":
         return None
     return jit_ops.make_epilogue(
@@ -122,22 +150,24 @@ def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, ch
         values_of(backend, prelu) if prelu is not None else None,
         channels,
         len(info.out_shape),
+        values_of(backend, residual) if residual is not None else None,
+        tuple(info.out_shape),
     )
 
 
 @cpu_kernel("FusedDepthwiseConv2D")
 def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    """DepthwiseConv2dNative, then ``+ bias``, then the activation, on one output buffer."""
-    (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    """DepthwiseConv2dNative, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
+    (x, f), bias, residual, prelu = split_conv_inputs(inputs, attrs)
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedDepthwiseConv2D", depthwise=True)
     xv = to_channels_last(values(backend, x), info)
-    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1])
+    ep = compiled_epilogue(backend, x, bias, prelu, attrs, info, info.out_shape[-1], residual)
     if ep is not None and x.size and f.size:
         y = jit_ops.depthwise(xv, values(backend, f), info, ep)
         if y is not None:
             return out(backend, y, "float32")
     y = from_channels_last(depthwise_forward(xv, values(backend, f), info), info)
-    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last)
+    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
 @cpu_kernel("_FusedMatMul")

@@ -3,9 +3,11 @@
 Inputs are ``(x, filter)`` (``(a, b)`` for _FusedMatMul), then ``bias`` when there is one, then the
 PReLU weights when ``activation == 'prelu'``. Attributes: those of the plain kernel plus
 ``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``prelu``, ``sigmoid``) and
-``leakyrelu_alpha``. A bias of one value per output channel goes into torch's convolution (or
-``addmm``) itself; other biases broadcast afterwards. Activations run in place on the product's
-own buffer. With NCHW, a 1-D bias or 1-D PReLU weights line up with the channels, as in TF.js.
+``leakyrelu_alpha``; with the ndflow attribute ``residual`` the convolutions take a tensor of the
+output's shape after the bias, added before the activation. A bias of one value per output channel
+goes into torch's convolution (or ``addmm``) itself; other biases broadcast afterwards. Activations
+run in place on the product's own buffer. With NCHW, a 1-D bias or 1-D PReLU weights line up with
+the channels, as in TF.js.
 """
 
 from __future__ import annotations
@@ -73,11 +75,14 @@ def activate(
 
 
 def _finish(
-    backend: TorchBackend, y: torch.Tensor, dtype: str, bias, prelu, attrs: dict, channels_first: bool
+    backend: TorchBackend, y: torch.Tensor, dtype: str, bias, prelu, attrs: dict, channels_first: bool, residual=None
 ) -> Output:
     if bias is not None:
         b = _channel_aligned(values_of(backend, bias), channels_first)
         y = y + b if y.is_floating_point() or not b.is_floating_point() else (y + b).to(y.dtype)
+    if residual is not None:  # ndflow's residual input (attribute residual): the output's shape
+        r = values_of(backend, residual)
+        y = y + r if y.is_floating_point() or not r.is_floating_point() else (y + r).to(y.dtype)
     activation = attrs.get("activation") or "linear"
     alpha = values_of(backend, prelu) if prelu is not None else None
     y, new_dtype = activate(y, activation, alpha, attrs.get("leakyrelu_alpha", 0.2), channels_first)
@@ -86,6 +91,11 @@ def _finish(
 
 def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, depthwise: bool) -> Output:
     (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    residual = None
+    if attrs.get("residual"):  # the residual sits after the bias, before the PReLU weights
+        rest = list(inputs[2:-1] if prelu is not None else inputs[2:])
+        residual = rest.pop()
+        bias = rest[0] if rest else None
     geo = geometry(x.shape, f.shape, attrs, kernel, depthwise=depthwise)
     info = geo[0]
     w = floats(backend, f)
@@ -95,7 +105,8 @@ def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, 
         conv_bias, bias = floats(backend, bias), None
     groups = w.shape[2] if depthwise else 1
     y = conv_forward(to_torch_layout(floats(backend, x), info), weight, geo, groups, conv_bias)
-    return _finish(backend, from_torch_layout(y, info), x.dtype, bias, prelu, attrs, not info.channels_last)
+    y = from_torch_layout(y, info)
+    return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
 @torch_kernel("FusedConv2D")

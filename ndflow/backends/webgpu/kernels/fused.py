@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .common import Output, WebGPUBackend, broadcast_strides, gpu_kernel
+from .common import Output, Ref, WebGPUBackend, broadcast_strides, gpu_kernel
 
 ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
 
@@ -138,11 +138,48 @@ def fused_mat_mul(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return matmul_program(backend, a, b, attrs or {}, ep)
 
 
+_ACTIVATION_KERNELS = {"relu": "Relu", "relu6": "Relu6", "elu": "Elu", "sigmoid": "Sigmoid",
+                       "leakyrelu": "LeakyRelu", "prelu": "Prelu"}  # fmt: skip
+
+
+def _with_residual(kernel: str, backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
+    """A fused convolution with ndflow's residual input (attribute ``residual``; inputs x, filter, [bias],
+    residual, [prelu weights]): the convolution with its bias, then ``+ residual`` and the activation, each a
+    GPU program."""
+    from ....core.kernel_registry import kernel_table
+
+    activation = attrs.get("activation") or "linear"
+    rest = list(inputs[2:])
+    prelu = rest.pop() if activation == "prelu" and rest else None
+    if not rest:
+        raise ValueError(f"{kernel}: residual=True needs the residual input")
+    residual = rest.pop()
+    conv_attrs = {k: v for k, v in attrs.items() if k != "residual"}
+    conv_attrs["activation"] = "linear"
+    kernels = kernel_table("webgpu")
+    y = Ref(*kernels[kernel].kernel_func(backend, (*inputs[:2], *rest), conv_attrs))
+    if tuple(residual.shape) != y.shape:
+        backend.dispose_data(y.data_id)
+        raise ValueError(f"{kernel}: the residual's shape {list(residual.shape)} must be the output's {list(y.shape)}")
+    summed = Ref(*kernels["Add"].kernel_func(backend, (y, residual), None))
+    backend.dispose_data(y.data_id)
+    if activation == "linear":
+        return summed
+    act_inputs = (summed, prelu) if activation == "prelu" else (summed,)
+    alpha = attrs.get("leakyrelu_alpha")
+    act_attrs = {"alpha": 0.2 if alpha is None else alpha} if activation == "leakyrelu" else None
+    out = kernels[_ACTIVATION_KERNELS[activation]].kernel_func(backend, act_inputs, act_attrs)
+    backend.dispose_data(summed.data_id)
+    return out
+
+
 @gpu_kernel("FusedConv2D")
 def fused_conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then the activation, in the program's store."""
     from .conv import conv2d_program
 
+    if (attrs or {}).get("residual"):
+        return _with_residual("FusedConv2D", backend, inputs, attrs)
     channels_first = (attrs or {}).get("data_format") == "NCHW"
     (x, f), ep = split_inputs(inputs, attrs, "FusedConv2D", channels_first)
     return conv2d_program(backend, x, f, attrs, "FusedConv2D", ep)
@@ -153,6 +190,8 @@ def fused_depthwise_conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -
     """DepthwiseConv2dNative, then ``+ bias``, then the activation, in the program's store."""
     from .depthwise import depthwise_program
 
+    if (attrs or {}).get("residual"):
+        return _with_residual("FusedDepthwiseConv2D", backend, inputs, attrs)
     channels_first = (attrs or {}).get("data_format") == "NCHW"
     (x, f), ep = split_inputs(inputs, attrs, "FusedDepthwiseConv2D", channels_first)
     return depthwise_program(backend, x, f, attrs, "FusedDepthwiseConv2D", ep)
