@@ -144,17 +144,25 @@ def test_early_stopping_patience_and_restore_best_weights() -> None:
     """A learning rate that diverges: stop after `patience` bad epochs and restore the best epoch's weights."""
     m = model(optimizer=nf.train.sgd(2.5), metrics=())
     es = nf.layers.early_stopping(monitor="loss", patience=2, restore_best_weights=True)
-    history = m.fit(X, Y, batch_size=12, epochs=30, verbose=0, callbacks=[es])
-    losses = history.history["loss"]
-    best = int(np.argmin(losses))
-    assert es.best_epoch == best and es.stopped_epoch == len(losses) - 1 == best + 2
-    # the restored weights are those after the best epoch: evaluating them gives the loss of the next epoch's start
-    restored = m.evaluate(X, Y)
-    assert float(restored.data_sync()[0]) < losses[-1]
-    restored.dispose()
-    optimizer = m.optimizer
-    m.dispose()
-    optimizer.dispose()
+    snapshots: list[list[np.ndarray]] = []
+
+    def snapshot(epoch: int, logs: dict) -> None:
+        snapshots.append([w.read().numpy() for w in m.weights])
+
+    try:
+        history = m.fit(X, Y, batch_size=12, epochs=30, verbose=0, callbacks=[{"on_epoch_end": snapshot}, es])
+        losses = history.history["loss"]
+        best = int(np.argmin(losses))
+        assert es.best_epoch == best and es.stopped_epoch == len(losses) - 1 == best + 2
+        # the restored weights are those at the end of the best epoch, not of the last one
+        restored = [w.read().numpy() for w in m.weights]
+        for got, want in zip(restored, snapshots[best], strict=True):
+            np.testing.assert_array_equal(got, want)
+        assert any(not np.array_equal(a, b) for a, b in zip(restored, snapshots[-1], strict=True))
+    finally:
+        optimizer = m.optimizer
+        m.dispose()
+        optimizer.dispose()
 
 
 def test_early_stopping_modes_and_missing_metric(caplog: pytest.LogCaptureFixture) -> None:
