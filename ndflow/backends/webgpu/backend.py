@@ -117,7 +117,9 @@ class WebGPUBackend(Backend):
         return len(self.programs)
 
     def description(self) -> str:
-        return f"wgpu {self.wgpu.__version__} on {self.gpu.name}"
+        from .kernels.forward import FORWARDED
+
+        return f"{len(FORWARDED)} of them run by the cpu kernels; wgpu {self.wgpu.__version__} on {self.gpu.name}"
 
     # -- data store ------------------------------------------------------------------------------
     def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:
