@@ -73,3 +73,38 @@ class Backend:
 
     def dispose(self) -> None:
         """Release everything the backend holds."""
+
+
+class RefCountedStore:
+    """The data store shared by ndflow's backends: ``self.data`` maps data ids to records that have a
+    ``ref_count``; subclasses free whatever else a record holds in :meth:`release_record`."""
+
+    data: dict[int, Any]
+
+    def dispose_data(self, data_id: int, force: bool = False) -> bool:
+        """Drop one owner of the data (all of them with ``force``); True once the data is freed."""
+        record = self.data.get(data_id)
+        if record is None:
+            return True
+        record.ref_count -= 1
+        if force or record.ref_count <= 0:
+            del self.data[data_id]
+            self.release_record(record)
+            return True
+        return False
+
+    def release_record(self, record: Any) -> None:
+        """Free what a record holds beyond Python memory (a GPU buffer); nothing by default."""
+
+    def inc_ref(self, data_id: int) -> None:
+        """Add an owner of the data (a kernel output sharing an input's buffer)."""
+        self.data[data_id].ref_count += 1
+
+    def ref_count(self, data_id: int) -> int:
+        """How many tensors share the data (0 once freed)."""
+        record = self.data.get(data_id)
+        return 0 if record is None else record.ref_count
+
+    def num_data_ids(self) -> int:
+        """How many data buffers the store holds."""
+        return len(self.data)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.backend import Backend, new_data_id
+from ...core.backend import Backend, RefCountedStore, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 
@@ -64,7 +64,7 @@ class _Record:
         self.ref_count = ref_count
 
 
-class CPUBackend(Backend):
+class CPUBackend(RefCountedStore, Backend):
     """Reference backend. Values are C-contiguous numpy arrays of the tensor's shape."""
 
     name = "cpu"
@@ -95,26 +95,6 @@ class CPUBackend(Backend):
 
     def read_sync(self, data_id: int) -> np.ndarray:
         return self.data[data_id].values
-
-    def dispose_data(self, data_id: int, force: bool = False) -> bool:
-        record = self.data.get(data_id)
-        if record is None:
-            return True
-        record.ref_count -= 1
-        if force or record.ref_count <= 0:
-            del self.data[data_id]
-            return True
-        return False
-
-    def inc_ref(self, data_id: int) -> None:
-        self.data[data_id].ref_count += 1
-
-    def ref_count(self, data_id: int) -> int:
-        record = self.data.get(data_id)
-        return 0 if record is None else record.ref_count
-
-    def num_data_ids(self) -> int:
-        return len(self.data)
 
     def memory(self) -> dict[str, Any]:
         return {"unreliable": False, "reasons": []}

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...core.backend import Backend, new_data_id
+from ...core.backend import Backend, RefCountedStore, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 
@@ -62,7 +62,7 @@ def _as_numpy(values: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return array
 
 
-class TorchBackend(Backend):
+class TorchBackend(RefCountedStore, Backend):
     """Values are torch tensors of the tensor's dtype, on ``device`` (numpy object arrays for strings)."""
 
     name = "torch"
@@ -136,30 +136,6 @@ class TorchBackend(Backend):
             polls += 1
         del source  # kept alive until the copy finished
         return host.numpy()
-
-    def dispose_data(self, data_id: int, force: bool = False) -> bool:
-        """Drop one owner of the data (all of them with ``force``); True once the data is freed."""
-        record = self.data.get(data_id)
-        if record is None:
-            return True
-        record.ref_count -= 1
-        if force or record.ref_count <= 0:
-            del self.data[data_id]
-            return True
-        return False
-
-    def inc_ref(self, data_id: int) -> None:
-        """Add an owner of the data (a kernel output sharing an input's buffer)."""
-        self.data[data_id].ref_count += 1
-
-    def ref_count(self, data_id: int) -> int:
-        """How many tensors share the data (0 once freed)."""
-        record = self.data.get(data_id)
-        return 0 if record is None else record.ref_count
-
-    def num_data_ids(self) -> int:
-        """How many data buffers the store holds."""
-        return len(self.data)
 
     # -- measurement -----------------------------------------------------------------------------
     def memory(self) -> dict[str, Any]:

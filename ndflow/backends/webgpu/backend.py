@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core.backend import Backend, new_data_id
+from ...core.backend import Backend, RefCountedStore, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 from .buffers import BufferPool
@@ -68,7 +68,7 @@ def _as_numpy(values: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return np.asarray(values, dtype=NUMPY_DTYPE[dtype]).reshape(shape)
 
 
-class WebGPUBackend(Backend):
+class WebGPUBackend(RefCountedStore, Backend):
     """GPU storage buffers on a wgpu device; see the module docstring."""
 
     name = "webgpu"
@@ -179,33 +179,16 @@ class WebGPUBackend(Backend):
             flat = flat.astype(NUMPY_DTYPE[record.dtype])
         return flat.reshape(record.shape)
 
-    def dispose_data(self, data_id: int, force: bool = False) -> bool:
-        record = self.data.get(data_id)
-        if record is None:
-            return True
-        record.ref_count -= 1
-        if force or record.ref_count <= 0:
-            del self.data[data_id]
-            if record.buffer is not None:
-                self._free(record.buffer)
-            return True
-        return False
+    def release_record(self, record: Record) -> None:
+        """A freed record's GPU buffer goes back to the pool."""
+        if record.buffer is not None:
+            self._free(record.buffer)
 
     def _free(self, buffer: Any) -> None:
         if self.encoder is not None:
             self.in_flight.append(buffer)
         else:
             self.pool.release(buffer)
-
-    def inc_ref(self, data_id: int) -> None:
-        self.data[data_id].ref_count += 1
-
-    def ref_count(self, data_id: int) -> int:
-        record = self.data.get(data_id)
-        return 0 if record is None else record.ref_count
-
-    def num_data_ids(self) -> int:
-        return len(self.data)
 
     def on_gpu(self, data_id: int) -> bool:
         """Whether the data has a GPU buffer (it was uploaded or computed there)."""
