@@ -30,16 +30,12 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .. import ops
-from ..core import conv_util as cu
-from ..core.tensor import Tensor
 from .graph import Node
-from .mappers._util import attr_num, mapper, padding
-from .mappers.convolution import _dilations, _format2d, _fused_args, _strides
+from .mappers._util import attr_num
 from .rewrite import Rewriter, used_outputs
 
 FUSED = {
@@ -402,59 +398,3 @@ def fuse_residual_adds(rw: Rewriter) -> None:
         chain = _residual_head(rw, node)
         if chain is not None:
             _fuse_residual(rw, chain)
-
-
-_AFTER_ACT = {
-    "relu": ops.relu,
-    "relu6": ops.relu6,
-    "elu": ops.elu,
-    "sigmoid": ops.sigmoid,
-    "tanh": ops.tanh,
-}
-
-
-def _activate(y: Tensor, activation: str, kwargs: dict[str, Any]) -> Tensor:
-    """The fused activation as its own op (the residual fallback)."""
-    if activation == "linear":
-        return y
-    if activation == "leakyrelu":
-        return ops.leaky_relu(y, kwargs["leakyrelu_alpha"])
-    if activation == "prelu":
-        return ops.prelu(y, kwargs["prelu_activation_weights"])
-    return _AFTER_ACT[activation](y)
-
-
-def _residual_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
-    """``activation(conv(x, filter) + bias + residual)``: the residual in the kernel when it has the
-    output's shape, else the unfused Add and activation."""
-    x, f, *args, residual = inputs
-    f, kwargs, after = _fused_args(node, f, args, depthwise)
-    geometry = {
-        "strides": _strides(node),
-        "pad": padding(node),
-        "data_format": _format2d(node),
-        "dilations": _dilations(node),
-    }
-    run = ops.fused.depthwise_conv2d if depthwise else ops.fused.conv2d
-    if not after and isinstance(residual, Tensor) and x.rank == 4 and f.rank == 4:
-        s, d = cu.check_strides_dilations(geometry["strides"], geometry["dilations"], 2, node.op)
-        pad = cu.check_pad(geometry["pad"], node.op, 2)
-        info = cu.conv_info(x.shape, f.shape, s, d, pad, None, depthwise, geometry["data_format"] == "NHWC", node.op)
-        if tuple(residual.shape) == tuple(info.out_shape) and residual.dtype == x.dtype:
-            return run(x=x, filter=f, **geometry, add=residual, **kwargs)
-    activation = after or kwargs["activation"]
-    linear = {**kwargs, "activation": "linear", "prelu_activation_weights": None}
-    y = ops.add(run(x=x, filter=f, **geometry, **linear), residual)
-    return _activate(y, activation, kwargs)
-
-
-@mapper("_NdflowResidualConv2D")
-def _residual_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
-    """Mapper of ``_NdflowResidualConv2D``."""
-    return _residual_conv(node, inputs, depthwise=False)
-
-
-@mapper("_NdflowResidualDepthwiseConv2d")
-def _residual_depthwise(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
-    """Mapper of ``_NdflowResidualDepthwiseConv2d``."""
-    return _residual_conv(node, inputs, depthwise=True)

@@ -7,6 +7,8 @@ transposed convolution) run channels-first inputs through a transpose (TF.js ign
 ``_FusedConv2D``/``FusedDepthwiseConv2dNative`` accept ``fused_ops`` ``[BiasAdd|FusedBatchNorm]``
 then one activation (``Relu``, ``Relu6``, ``Elu``, ``LeakyRelu``, ``Prelu``, ``Sigmoid``, ``Tanh``);
 TF.js refuses ``FusedBatchNorm`` and ``Tanh``, ndflow folds the batch norm into filter and bias.
+``_NdflowResidualConv2D``/``_NdflowResidualDepthwiseConv2d`` (written by ndflow's graph optimizer, never by
+TF's converter) add a residual input before the activation.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import ops as nf
+from ...core import conv_util as cu
 from ...core.tensor import Tensor
 from ...ops.fused import ACTIVATIONS
 from ..graph import Node
@@ -224,3 +227,61 @@ def dilation2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
         raise fail(node, "only NHWC is supported")
     pad = lower_str(node, "padding", "valid")
     return nf.dilation2d(x, f, _strides(node), pad, _dilations(node, "rates"), "NHWC")
+
+
+# ndflow's residual convolutions, written by the graph optimizer (converter/fuse.py): conv + bias + a tensor
+# of the output's shape, then the activation.
+_AFTER_ACT = {
+    "relu": nf.relu,
+    "relu6": nf.relu6,
+    "elu": nf.elu,
+    "sigmoid": nf.sigmoid,
+    "tanh": nf.tanh,
+}
+
+
+def _activate(y: Tensor, activation: str, kwargs: dict[str, Any]) -> Tensor:
+    """The fused activation as its own op (the residual fallback)."""
+    if activation == "linear":
+        return y
+    if activation == "leakyrelu":
+        return nf.leaky_relu(y, kwargs["leakyrelu_alpha"])
+    if activation == "prelu":
+        return nf.prelu(y, kwargs["prelu_activation_weights"])
+    return _AFTER_ACT[activation](y)
+
+
+def _residual_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
+    """``activation(conv(x, filter) + bias + residual)``: the residual in the kernel when it has the
+    output's shape, else the unfused Add and activation."""
+    x, f, *args, residual = inputs
+    f, kwargs, after = _fused_args(node, f, args, depthwise)
+    geometry = {
+        "strides": _strides(node),
+        "pad": padding(node),
+        "data_format": _format2d(node),
+        "dilations": _dilations(node),
+    }
+    run = nf.fused.depthwise_conv2d if depthwise else nf.fused.conv2d
+    if not after and isinstance(residual, Tensor) and x.rank == 4 and f.rank == 4:
+        s, d = cu.check_strides_dilations(geometry["strides"], geometry["dilations"], 2, node.op)
+        pad = cu.check_pad(geometry["pad"], node.op, 2)
+        info = cu.conv_info(x.shape, f.shape, s, d, pad, None, depthwise, geometry["data_format"] == "NHWC", node.op)
+        if tuple(residual.shape) == tuple(info.out_shape) and residual.dtype == x.dtype:
+            return run(x=x, filter=f, **geometry, add=residual, **kwargs)
+    activation = after or kwargs["activation"]
+    linear = {**kwargs, "activation": "linear", "prelu_activation_weights": None}
+    y = nf.add(run(x=x, filter=f, **geometry, **linear), residual)
+    return _activate(y, activation, kwargs)
+
+
+@mapper("_NdflowResidualConv2D")
+def _residual_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Mapper of ``_NdflowResidualConv2D``."""
+    return _residual_conv(node, inputs, depthwise=False)
+
+
+@mapper("_NdflowResidualDepthwiseConv2d")
+def _residual_depthwise(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
+    """Mapper of ``_NdflowResidualDepthwiseConv2d``."""
+    return _residual_conv(node, inputs, depthwise=True)
