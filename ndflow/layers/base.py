@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -32,9 +31,8 @@ from ..core.globals import tidy
 from ..core.tensor import Tensor, Variable
 from ..ops import clone
 from ..ops import tensor as make_tensor
-from .initializers import get_initializer
+from .layer_weights import LayerWeightsMixin
 from .naming import get_uid, name_scope, to_snake_case
-from .regularizers import get_regularizer
 from .serialization import Serializable
 from .topology import InputSpec, Node, SymbolicTensor
 from .utils import (
@@ -47,7 +45,7 @@ from .utils import (
     singleton_or_list,
     to_list,
 )
-from .variables import LayerVariable, batch_set_value
+from .variables import LayerVariable
 
 logger = logging.getLogger("ndflow")
 _next_layer_id = itertools.count().__next__
@@ -60,7 +58,7 @@ class DisposeResult(NamedTuple):
     num_disposed_variables: int
 
 
-class Layer(Serializable):
+class Layer(LayerWeightsMixin, Serializable):
     """Base class of layers (and of models, which are layers made of layers)."""
 
     class_name = "Layer"
@@ -444,87 +442,6 @@ class Layer(Serializable):
                 raise TypeError(f"Layer {self.name} does not support masking, but was passed an input mask.")
             return None
         return mask
-
-    # -- weights ----------------------------------------------------------------------------------
-    def count_params(self) -> int:
-        """The number of scalars in the weights (the layer must be built)."""
-        if not self.built:
-            raise RuntimeError(
-                f"You tried to call count_params() on {self.name}, but the layer is not built yet. Build it "
-                "first by calling build(batch_input_shape)."
-            )
-        return sum(math.prod(w.shape) for w in self.weights)
-
-    def get_weights(self, trainable_only: bool = False) -> list[Tensor]:
-        """Copies of the weight values (new tensors sharing the data; the caller disposes them)."""
-        return [clone(w.read()) for w in (self.trainable_weights if trainable_only else self.weights)]
-
-    def set_weights(self, weights: Sequence[Any]) -> None:
-        """Assign every weight, in ``weights`` order (tensors, numpy arrays or nested lists)."""
-        params = self.weights
-        weights = list(weights)
-        if len(params) != len(weights):
-            raise ValueError(
-                f"You called set_weights(weights) on layer {self.name!r} with a weight list of length "
-                f"{len(weights)}, but the layer was expecting {len(params)} weights."
-            )
-        pairs = []
-        for p, w in zip(params, weights, strict=True):
-            shape = tuple(w.shape) if isinstance(w, Tensor) else np.shape(w)
-            if tuple(shape) != tuple(p.shape):
-                raise ValueError(
-                    f"Layer weight shape {list(p.shape)} of {p.name} not compatible with provided weight shape "
-                    f"{list(shape)}"
-                )
-            pairs.append((p, w))
-        batch_set_value(pairs)
-
-    def add_weight(
-        self,
-        name: str,
-        shape: Sequence[int],
-        dtype: str | None = None,
-        initializer: Any = None,
-        regularizer: Any = None,
-        trainable: bool | None = True,
-        constraint: Any = None,
-        get_initializer_func: Callable[[], Any] | None = None,
-    ) -> LayerVariable:
-        """Create a weight (named under the current name scope) and track it."""
-        from .constraints import get_constraint
-
-        if name in self._added_weight_names:
-            raise ValueError(f"Duplicate weight name {name} for layer {self.name}")
-        self._added_weight_names.append(name)
-        dtype = dtype or "float32"
-        if self.fast_weight_init_during_build:
-            initializer = get_initializer_func() if get_initializer_func is not None else "zeros"
-        init = get_initializer("glorotUniform" if initializer is None else initializer)
-        regularizer = get_regularizer(regularizer)
-        trainable = True if trainable is None else bool(trainable)
-        init_value = init.apply(list(shape), dtype)
-        try:
-            weight = LayerVariable(init_value, dtype, name, trainable, get_constraint(constraint))
-        finally:
-            init_value.dispose()
-        if regularizer is not None:
-            self.add_loss(lambda: regularizer.apply(weight.read()))
-        (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
-        return weight
-
-    def set_fast_weight_init_during_build(self, value: bool) -> None:
-        """Skip costly initializers while building (weights about to be overwritten by loading)."""
-        self.fast_weight_init_during_build = bool(value)
-
-    def add_loss(self, losses: Callable[[], Tensor] | Sequence[Callable[[], Tensor]] | None) -> None:
-        """Add loss functions (each returns a scalar when called)."""
-        if losses is None:
-            return
-        self._losses.extend(to_list(losses))
-
-    def calculate_losses(self) -> list[Tensor]:
-        """The current values of the layer's losses."""
-        return [fn() for fn in self.losses]
 
     # -- serialization ----------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:

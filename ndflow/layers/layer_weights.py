@@ -1,0 +1,103 @@
+"""A layer's weights and losses: ``add_weight`` (initializer, regularizer, constraint, trainable), ``get_weights``
+/ ``set_weights`` (copies in, copies out), ``count_params``, ``add_loss`` / ``calculate_losses``. Mixed into
+:class:`~ndflow.layers.base.Layer`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from ..ops import clone
+from .initializers import get_initializer
+from .regularizers import get_regularizer
+from .utils import to_list
+from .variables import LayerVariable, batch_set_value
+
+
+class LayerWeightsMixin:
+    """Weights and losses of a layer (see the module docstring)."""
+
+    # -- weights ----------------------------------------------------------------------------------
+    def count_params(self) -> int:
+        """The number of scalars in the weights (the layer must be built)."""
+        if not self.built:
+            raise RuntimeError(
+                f"You tried to call count_params() on {self.name}, but the layer is not built yet. Build it "
+                "first by calling build(batch_input_shape)."
+            )
+        return sum(math.prod(w.shape) for w in self.weights)
+
+    def get_weights(self, trainable_only: bool = False) -> list[Tensor]:
+        """Copies of the weight values (new tensors sharing the data; the caller disposes them)."""
+        return [clone(w.read()) for w in (self.trainable_weights if trainable_only else self.weights)]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Assign every weight, in ``weights`` order (tensors, numpy arrays or nested lists)."""
+        params = self.weights
+        weights = list(weights)
+        if len(params) != len(weights):
+            raise ValueError(
+                f"You called set_weights(weights) on layer {self.name!r} with a weight list of length "
+                f"{len(weights)}, but the layer was expecting {len(params)} weights."
+            )
+        pairs = []
+        for p, w in zip(params, weights, strict=True):
+            shape = tuple(w.shape) if isinstance(w, Tensor) else np.shape(w)
+            if tuple(shape) != tuple(p.shape):
+                raise ValueError(
+                    f"Layer weight shape {list(p.shape)} of {p.name} not compatible with provided weight shape "
+                    f"{list(shape)}"
+                )
+            pairs.append((p, w))
+        batch_set_value(pairs)
+
+    def add_weight(
+        self,
+        name: str,
+        shape: Sequence[int],
+        dtype: str | None = None,
+        initializer: Any = None,
+        regularizer: Any = None,
+        trainable: bool | None = True,
+        constraint: Any = None,
+        get_initializer_func: Callable[[], Any] | None = None,
+    ) -> LayerVariable:
+        """Create a weight (named under the current name scope) and track it."""
+        from .constraints import get_constraint
+
+        if name in self._added_weight_names:
+            raise ValueError(f"Duplicate weight name {name} for layer {self.name}")
+        self._added_weight_names.append(name)
+        dtype = dtype or "float32"
+        if self.fast_weight_init_during_build:
+            initializer = get_initializer_func() if get_initializer_func is not None else "zeros"
+        init = get_initializer("glorotUniform" if initializer is None else initializer)
+        regularizer = get_regularizer(regularizer)
+        trainable = True if trainable is None else bool(trainable)
+        init_value = init.apply(list(shape), dtype)
+        try:
+            weight = LayerVariable(init_value, dtype, name, trainable, get_constraint(constraint))
+        finally:
+            init_value.dispose()
+        if regularizer is not None:
+            self.add_loss(lambda: regularizer.apply(weight.read()))
+        (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
+        return weight
+
+    def set_fast_weight_init_during_build(self, value: bool) -> None:
+        """Skip costly initializers while building (weights about to be overwritten by loading)."""
+        self.fast_weight_init_during_build = bool(value)
+
+    def add_loss(self, losses: Callable[[], Tensor] | Sequence[Callable[[], Tensor]] | None) -> None:
+        """Add loss functions (each returns a scalar when called)."""
+        if losses is None:
+            return
+        self._losses.extend(to_list(losses))
+
+    def calculate_losses(self) -> list[Tensor]:
+        """The current values of the layer's losses."""
+        return [fn() for fn in self.losses]
