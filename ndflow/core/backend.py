@@ -52,6 +52,22 @@ class Backend:
     def num_data_ids(self) -> int:
         raise NotImplementedError(f"backend '{self.name}' does not implement num_data_ids")
 
+    # -- direct kernel forms (kernel_registry.register_direct): the engine's fast path ----------------
+    # Each runs a float32 form on the arrays of its inputs and stores the result under a new data id, or
+    # returns None where the backend has no such path or an input is stored in another shape (a reshape
+    # sharing its buffer); the engine then runs the kernel itself.
+    def direct_unary(self, fn: Callable[..., Any], x: Any) -> int | None:
+        """``fn(x)`` for a float32 tensor ``x``: the output's data id, or None."""
+        return None
+
+    def direct_binary(self, fn: Callable[..., Any], a: Any, b: Any) -> int | None:
+        """``fn(a, b)`` for float32 tensors of one shape: the output's data id, or None."""
+        return None
+
+    def direct_scalar(self, fn: Callable[..., Any], a: Any, s: float) -> int | None:
+        """``fn(a, s)`` for a float32 tensor and a Python number (a float32 scalar): the data id, or None."""
+        return None
+
     def memory(self) -> dict[str, Any]:
         """Backend-specific memory fields, merged into ``nf.memory()``."""
         return {"unreliable": False, "reasons": []}
@@ -80,6 +96,8 @@ class RefCountedStore:
     ``ref_count``; subclasses free whatever else a record holds in :meth:`release_record`."""
 
     data: dict[int, Any]
+    # Whether records hold more than Python memory (set by stores that override release_record).
+    releases_records = False
 
     def dispose_data(self, data_id: int, force: bool = False) -> bool:
         """Drop one owner of the data (all of them with ``force``); True once the data is freed."""
@@ -89,12 +107,13 @@ class RefCountedStore:
         record.ref_count -= 1
         if force or record.ref_count <= 0:
             del self.data[data_id]
-            self.release_record(record)
+            if self.releases_records:
+                self.release_record(record)
             return True
         return False
 
     def release_record(self, record: Any) -> None:
-        """Free what a record holds beyond Python memory (a GPU buffer); nothing by default."""
+        """Free what a record holds beyond Python memory (a GPU buffer; set ``releases_records``)."""
 
     def inc_ref(self, data_id: int) -> None:
         """Add an owner of the data (a kernel output sharing an input's buffer)."""

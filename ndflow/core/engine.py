@@ -22,7 +22,7 @@ from .backend import Backend
 from .containers import walk_tensors
 from .dtypes import BYTES_PER_ELEMENT, nbytes
 from .flags import env
-from .kernel_registry import KernelConfig, get_gradient, kernel_table
+from .kernel_registry import KernelConfig, direct_table, get_gradient, kernel_table
 from .leaks import LeakTracker
 from .profiler import (
     KernelProfile,
@@ -39,6 +39,9 @@ from .tensor import Tensor, Variable
 logger = logging.getLogger("ndflow")
 
 KernelOutput = tuple[int, tuple[int, ...], str]
+
+_NO_DIRECT: dict[str, Callable[..., Any]] = {}
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 class DataInfo:
@@ -66,6 +69,10 @@ class Engine:
         self._instances: dict[str, Backend] = {}
         self._backend: Backend | None = None
         self._kernels: dict[str, KernelConfig] = {}
+        # The active backend's direct kernel forms, and what the fast path reads: the same table, or an
+        # empty one while kernels must be observed (tape, profile, debug mode, leak tracking).
+        self._direct_all: dict[str, Callable[..., Any]] = _NO_DIRECT
+        self._direct: dict[str, Callable[..., Any]] = _NO_DIRECT
         self.backend_name: str | None = None
 
         self.num_tensors = 0
@@ -116,6 +123,7 @@ class Engine:
         self._leak_records.dispose_unreachable = dispose_unreachable
         self._leak_records.release_pending()
         self.tracker = self._leak_records if wanted else None
+        self._update_direct()
 
     def leak_tracker(self, force: bool = False) -> LeakTracker:
         """The active leak tracker; ``force`` turns tracking on until ``stop_forced_tracking``."""
@@ -155,6 +163,11 @@ class Engine:
 
     def _update_slow(self) -> None:
         self._slow = self.debug or bool(self._profiles) or self.gradient_depth > 0
+        self._update_direct()
+
+    def _update_direct(self) -> None:
+        fast = not self._slow and self.tracker is None
+        self._direct = self._direct_all if fast else _NO_DIRECT
 
     # -- backends --------------------------------------------------------------------------------
     def register_backend(self, name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
@@ -194,6 +207,8 @@ class Engine:
         self._backend = backend
         self.backend_name = name
         self._kernels = kernel_table(name)
+        self._direct_all = direct_table(name)
+        self._update_direct()
         return True
 
     def backend_names(self) -> list[str]:
@@ -231,6 +246,8 @@ class Engine:
             self._backend = None
             self.backend_name = None
             self._kernels = {}
+            self._direct_all = _NO_DIRECT
+            self._update_direct()
 
     def _move(self, tensor: Tensor, dest: Backend) -> None:
         """Bring a tensor's data onto the active backend (it moves once, for all its tensors)."""
@@ -316,6 +333,58 @@ class Engine:
         if out.__class__ is list:
             return [self._track_output(o[0], o[1], o[2], backend) for o in out]
         return self._track_output(out[0], out[1], out[2], backend)
+
+    # -- the direct path: float32 element-wise kernels without their wrapper --------------------
+    # Ops call these after checking dtypes and shapes; each falls back to run_kernel (or returns None,
+    # run_scalar_float) whenever the fast path is closed, the backend has no direct form of the kernel,
+    # an input lives on another backend or is disposed, or is stored in another shape.
+    def run_unary_float(self, name: str, x: Tensor) -> Tensor:
+        """Kernel ``name`` on one float32 tensor, whose output is float32 of its shape."""
+        fn = self._direct.get(name)
+        if fn is not None and not x._disposed:
+            backend = self._backend
+            if x._info.backend is backend:
+                data_id = backend.direct_unary(fn, x)
+                if data_id is not None:
+                    return self._float_output(data_id, x.shape, x.size, backend)
+        return self.run_kernel(name, (x,), None)
+
+    def run_binary_float(self, name: str, a: Tensor, b: Tensor) -> Tensor:
+        """Kernel ``name`` on two float32 tensors of one shape, whose output is float32 of that shape."""
+        fn = self._direct.get(name)
+        if fn is not None and not a._disposed and not b._disposed:
+            backend = self._backend
+            if a._info.backend is backend and b._info.backend is backend:
+                data_id = backend.direct_binary(fn, a, b)
+                if data_id is not None:
+                    return self._float_output(data_id, a.shape, a.size, backend)
+        return self.run_kernel(name, (a, b), None)
+
+    def run_scalar_float(self, name: str, a: Tensor, s: float) -> Tensor | None:
+        """Kernel ``name`` on a float32 tensor and a Python number that float32 holds (finite; integers
+        exactly): the number acts as a float32 scalar tensor. None where the direct path cannot run it."""
+        fn = self._direct.get(name)
+        if fn is not None and not a._disposed and -_FLOAT32_MAX <= s <= _FLOAT32_MAX:
+            backend = self._backend
+            if a._info.backend is backend:
+                data_id = backend.direct_scalar(fn, a, s)
+                if data_id is not None:
+                    return self._float_output(data_id, a.shape, a.size, backend)
+        return None
+
+    def _float_output(self, data_id: int, shape: tuple[int, ...], size: int, backend: Backend) -> Tensor:
+        """:meth:`_track_output` for a new float32 buffer of ``size`` elements (no tracker: fast path)."""
+        size_bytes = 4 * size
+        info = self._data[data_id] = DataInfo(backend, size_bytes)
+        self.num_data_buffers += 1
+        self.num_bytes += size_bytes
+        t = Tensor(shape, "float32", data_id, self._next_tensor_id(), info)
+        self.num_tensors += 1
+        scope = self.active_scope
+        if scope is not None:
+            t.scope_id = scope.id
+            scope.track.append(t)
+        return t
 
     def _run_kernel_observed(
         self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
@@ -544,6 +613,7 @@ class Engine:
         self._backend = None
         self.backend_name = None
         self._kernels = {}
+        self._direct_all = _NO_DIRECT
         self.num_tensors = self.num_string_tensors = self.num_data_buffers = self.num_bytes = 0
         self._data.clear()
         self._scopes.clear()

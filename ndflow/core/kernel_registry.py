@@ -30,6 +30,8 @@ class GradConfig(NamedTuple):
 # backend name -> kernel name -> config. Nested so that dispatch is two dict lookups.
 _KERNELS: dict[str, dict[str, KernelConfig]] = {}
 _GRADIENTS: dict[str, GradConfig] = {}
+# backend name -> kernel name -> the kernel's float32 form (see register_direct).
+_DIRECT: dict[str, dict[str, KernelFunc]] = {}
 
 
 def register_kernel(
@@ -45,6 +47,7 @@ def register_kernel(
             "kernel '%s' for backend '%s' is already registered; the new one replaces it", kernel_name, backend_name
         )
     table[kernel_name] = KernelConfig(kernel_name, backend_name, kernel_func, setup_func, dispose_func)
+    _DIRECT.get(backend_name, {}).pop(kernel_name, None)  # a replaced kernel loses its direct form
 
 
 def kernel(kernel_name: str, backend_name: str) -> Callable[[KernelFunc], KernelFunc]:
@@ -75,6 +78,25 @@ def unregister_kernel(kernel_name: str, backend_name: str) -> None:
     if kernel_name not in table:
         raise KeyError(f"unregister_kernel: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
     del table[kernel_name]
+    _DIRECT.get(backend_name, {}).pop(kernel_name, None)
+
+
+def register_direct(kernel_name: str, backend_name: str, fn: KernelFunc) -> None:
+    """Declare what kernel ``kernel_name`` of a backend computes for float32 inputs that all have one shape.
+
+    ``fn`` takes the backend's arrays of the inputs (an element-wise kernel's second operand may also be
+    a Python number, which it treats as a float32 scalar) and returns the output array: float32, of the
+    inputs' shape. The engine calls it without the kernel's wrapper on its fast path (no tape, profile,
+    debug mode or leak tracking); re-registering or unregistering the kernel drops it.
+    """
+    if kernel_name not in _KERNELS.get(backend_name, {}):
+        raise KeyError(f"register_direct: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
+    _DIRECT.setdefault(backend_name, {})[kernel_name] = fn
+
+
+def direct_table(backend_name: str) -> dict[str, KernelFunc]:
+    """The live table of a backend's direct (float32) kernel forms."""
+    return _DIRECT.setdefault(backend_name, {})
 
 
 def register_gradient(

@@ -11,12 +11,24 @@ from .convert import binary_inputs, broadcast_shape, converted_list, dispose_tem
 TensorLike = Any
 
 
+_EXACT = 1 << 24  # integers float32 holds exactly
+
+
 def run_binary(kernel: str, op: str, a: TensorLike, b: TensorLike, numeric: bool = True) -> Tensor:
     """Convert, match dtypes, check broadcasting, run ``kernel``; temporaries are disposed."""
-    if a.__class__ is Tensor and b.__class__ is Tensor and a.dtype == b.dtype and a.dtype != "string":
-        if a.shape != b.shape and not ENGINE.prod:
-            broadcast_shape(a.shape, b.shape, op)
-        return ENGINE.run_kernel(kernel, (a, b), None)
+    if a.__class__ is Tensor:
+        if b.__class__ is Tensor:
+            if a.dtype == b.dtype and a.dtype != "string":
+                if a.shape == b.shape:
+                    if a.dtype == "float32":
+                        return ENGINE.run_binary_float(kernel, a, b)
+                elif not ENGINE.prod:
+                    broadcast_shape(a.shape, b.shape, op)
+                return ENGINE.run_kernel(kernel, (a, b), None)
+        elif a.dtype == "float32" and (b.__class__ is float or (b.__class__ is int and -_EXACT <= b <= _EXACT)):
+            t = ENGINE.run_scalar_float(kernel, a, b)
+            if t is not None:
+                return t
     a, b, temps = binary_inputs(a, b, op)
     try:
         if not ENGINE.prod:

@@ -24,6 +24,9 @@ def _check_numeric(t: Tensor, op: str, complex_ok: bool = True) -> None:
 
 
 def _reduce(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tensor:
+    if x.__class__ is Tensor and x.dtype == "float32":  # the common case, without a conversion scope
+        axes = tuple(range(len(x.shape))) if axis is None else normalize_axes(axis, len(x.shape), op)
+        return ENGINE.run_kernel(kernel, (x,), {"axis": axes, "keep_dims": bool(keep_dims)})
     with converted(x, "x", op) as t:
         _check_numeric(t, op)
         axes = normalize_axes(axis, t.rank, op)

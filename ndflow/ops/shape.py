@@ -43,6 +43,8 @@ def infer_shape(shape: Sequence[int], size: int, op: str = "reshape") -> tuple[i
 
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
     """The same values in a new shape (one dimension may be -1); shares the data."""
+    if x.__class__ is Tensor:  # the common case, without a conversion scope
+        return ENGINE.run_kernel("Reshape", (x,), {"shape": infer_shape(shape, x.size)})
     with converted(x, "x", "reshape") as t:
         return ENGINE.run_kernel("Reshape", (t,), {"shape": infer_shape(shape, t.size)})
 

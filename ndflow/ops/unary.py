@@ -20,8 +20,11 @@ def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
 
     ``float_only``: TF.js accepts only float32 here (``log``, ``sqrt``, ``tanh``...).
     """
-    if x.__class__ is Tensor and (x.dtype == "float32" or (not float_only and x.dtype != "string")):
-        return ENGINE.run_kernel(kernel, (x,), None)
+    if x.__class__ is Tensor:
+        if x.dtype == "float32":
+            return ENGINE.run_unary_float(kernel, x)
+        if not float_only and x.dtype != "string":
+            return ENGINE.run_kernel(kernel, (x,), None)
     t = to_tensor(x, "x", op)
     try:
         if not ENGINE.prod:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import glob
 import os
+from threading import get_ident
 from typing import Any
 
 import numpy as np
@@ -56,6 +58,29 @@ def set_blas_threads(value: object) -> None:
 env().register_flag("CPU_BLAS_THREADS", lambda: 1, set_blas_threads)
 
 
+def _new_quiet_context() -> contextvars.Context:
+    """A context in which numpy ignores floating-point errors (TF.js semantics: NaN/Inf are values)."""
+
+    def make() -> contextvars.Context:
+        np.seterr(all="ignore")
+        return contextvars.copy_context()
+
+    return contextvars.copy_context().run(make)
+
+
+# One prepared context per thread (a context can be entered by one thread at a time); entering it
+# costs far less than ``np.errstate`` on every call.
+_CONTEXTS: dict[int, contextvars.Context] = {}
+
+
+def quiet_context() -> contextvars.Context:
+    """This thread's context in which numpy's floating-point warnings are off: kernels run in it."""
+    ctx = _CONTEXTS.get(get_ident())
+    if ctx is None:
+        ctx = _CONTEXTS[get_ident()] = _new_quiet_context()
+    return ctx
+
+
 class _Record:
     __slots__ = ("values", "ref_count")
 
@@ -92,6 +117,33 @@ class CPUBackend(RefCountedStore, Backend):
 
     def values(self, data_id: int) -> np.ndarray:
         return self.data[data_id].values
+
+    # -- direct kernel forms (the engine's fast path for float32 element-wise ops) -----------------
+    def _keep(self, result: Any) -> int:
+        if result.__class__ is not np.ndarray:  # ufuncs return numpy scalars for 0-d inputs
+            result = np.asarray(result)
+        data_id = new_data_id()
+        self.data[data_id] = _Record(result, 1)
+        return data_id
+
+    def direct_unary(self, fn: Any, x: Any) -> int | None:
+        v = self.data[x.data_id].values
+        if v.shape != x.shape:
+            return None
+        return self._keep(quiet_context().run(fn, v))
+
+    def direct_binary(self, fn: Any, a: Any, b: Any) -> int | None:
+        data = self.data
+        va, vb = data[a.data_id].values, data[b.data_id].values
+        if va.shape != a.shape or vb.shape != b.shape:
+            return None
+        return self._keep(quiet_context().run(fn, va, vb))
+
+    def direct_scalar(self, fn: Any, a: Any, s: float) -> int | None:
+        v = self.data[a.data_id].values
+        if v.shape != a.shape:
+            return None
+        return self._keep(quiet_context().run(fn, v, np.float32(s)))
 
     def read_sync(self, data_id: int) -> np.ndarray:
         return self.data[data_id].values

@@ -111,6 +111,36 @@ class TorchBackend(RefCountedStore, Backend):
         """The stored tensor (or object array) of a data id, in the shape it was written in."""
         return self.data[data_id].values
 
+    # -- direct kernel forms (the engine's fast path for float32 element-wise ops) -----------------
+    # torch computes a float32 tensor with a Python number in float32, the number rounded to float32 first:
+    # what TF.js does with the float32 scalar tensor it makes of the number.
+    def direct_unary(self, fn: Any, x: Any) -> int | None:
+        data = self.data
+        r = data[x.data_id]
+        if r.shape != x.shape:
+            return None
+        data_id = new_data_id()
+        data[data_id] = Record(fn(r.values), 1, r.shape)
+        return data_id
+
+    def direct_binary(self, fn: Any, a: Any, b: Any) -> int | None:
+        data = self.data
+        ra, rb = data[a.data_id], data[b.data_id]
+        if ra.shape != a.shape or rb.shape != b.shape:
+            return None
+        data_id = new_data_id()
+        data[data_id] = Record(fn(ra.values, rb.values), 1, ra.shape)
+        return data_id
+
+    def direct_scalar(self, fn: Any, a: Any, s: float) -> int | None:
+        data = self.data
+        r = data[a.data_id]
+        if r.shape != a.shape:
+            return None
+        data_id = new_data_id()
+        data[data_id] = Record(fn(r.values, s), 1, r.shape)
+        return data_id
+
     def read_sync(self, data_id: int) -> np.ndarray:
         """The values as numpy (shares memory with the tensor on CPU; copies from a GPU)."""
         values = self.data[data_id].values

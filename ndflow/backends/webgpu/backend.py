@@ -72,6 +72,7 @@ class WebGPUBackend(RefCountedStore, Backend):
     """GPU storage buffers on a wgpu device; see the module docstring."""
 
     name = "webgpu"
+    releases_records = True  # GPU buffers go back to the pool
 
     def __init__(self) -> None:
         import wgpu

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ....core.kernel_registry import register_direct
 from ..backend import CPUBackend
 from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
@@ -23,6 +24,13 @@ def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
     return out(backend, np.maximum(values, 0), x.dtype)  # np.maximum keeps NaN, as TF.js does
+
+
+def _relu(v: np.ndarray) -> np.ndarray:
+    return np.maximum(v, np.float32(0))
+
+
+register_direct("Relu", "cpu", _relu)
 
 
 @cpu_kernel("Sigmoid")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core.kernel_registry import register_direct
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -75,6 +76,11 @@ def real_div(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     if dtype in ("float32", "complex64"):
         return out(backend, np.divide(a, b), dtype)
     return out(backend, np.divide(a, b, dtype=np.float32), "float32")
+
+
+# The float32 forms (same-shaped float32 operands, or a float32 array and a float32 scalar).
+for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Multiply", np.multiply), ("RealDiv", np.divide)):
+    register_direct(_name, "cpu", _fn)
 
 
 @cpu_kernel("FloorDiv")

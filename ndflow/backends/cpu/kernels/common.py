@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from threading import get_ident
 from typing import TYPE_CHECKING
@@ -11,7 +10,7 @@ import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_kernel
-from ..backend import CPUBackend
+from ..backend import _CONTEXTS, CPUBackend, quiet_context
 
 if TYPE_CHECKING:
     from ....core.tensor import Tensor
@@ -44,19 +43,6 @@ def share(backend: CPUBackend, data_id: int, shape: tuple[int, ...], dtype: str)
     return data_id, shape, dtype
 
 
-def _quiet_context() -> contextvars.Context:
-    """A context in which numpy ignores floating-point errors (TF.js semantics: NaN/Inf are values)."""
-
-    def make() -> contextvars.Context:
-        np.seterr(all="ignore")
-        return contextvars.copy_context()
-
-    return contextvars.copy_context().run(make)
-
-
-_CONTEXTS: dict[int, contextvars.Context] = {}
-
-
 def cpu_kernel(name: str) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the cpu kernel ``name``; it runs with numpy's FP warnings off.
 
@@ -68,7 +54,7 @@ def cpu_kernel(name: str) -> Callable[[Callable], Callable]:
         def run(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
             ctx = _CONTEXTS.get(get_ident())
             if ctx is None:
-                ctx = _CONTEXTS[get_ident()] = _quiet_context()
+                ctx = quiet_context()
             return ctx.run(fn, backend, inputs, attrs)
 
         run.__name__ = fn.__name__

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ....core.kernel_registry import register_direct
 from ..backend import CPUBackend
 from .binary import store
 from .common import Output, cpu_kernel, out, values_of
@@ -27,6 +28,7 @@ def _float_unary(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> None:
         return out(backend, fn(values), dtype)
 
     cpu_kernel(name)(run)
+    register_direct(name, "cpu", fn)
 
 
 _float_unary("Exp", np.exp)
@@ -36,12 +38,13 @@ _float_unary("Rsqrt", lambda v: np.reciprocal(np.sqrt(v)))
 _float_unary("Tanh", np.tanh)
 
 
-def same_dtype_unary(name: str, fn: Fn) -> None:
+def same_dtype_unary(name: str, fn: Fn, direct: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
     """A kernel whose output has the input's dtype (TF.js's ``unaryKernelFunc``).
 
     float32 is computed in float32; int32 and bool inputs are computed in float64 (JS numbers) and
     stored back as TF.js's typed arrays store them (truncated; a bool is non-zero after mod 256).
-    ``fn(values, attrs)`` gets the kernel's attributes.
+    ``fn(values, attrs)`` gets the kernel's attributes; ``direct``, where given, is ``fn`` without them
+    (the float32 form for the engine's fast path).
     """
 
     def run(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
@@ -53,6 +56,8 @@ def same_dtype_unary(name: str, fn: Fn) -> None:
 
     run.__name__ = name
     cpu_kernel(name)(run)
+    if direct is not None:
+        register_direct(name, "cpu", direct)
 
 
 for _name, _fn in {
@@ -74,7 +79,7 @@ for _name, _fn in {
     "Expm1": np.expm1,
     "Log1p": np.log1p,
 }.items():
-    same_dtype_unary(_name, lambda v, attrs, f=_fn: f(v))
+    same_dtype_unary(_name, lambda v, attrs, f=_fn: f(v), _fn)
 
 
 def _sign(v: np.ndarray, attrs: dict | None) -> np.ndarray:
@@ -152,3 +157,12 @@ def square(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
     return out(backend, np.multiply(values, values), x.dtype)
+
+
+def _square(v: np.ndarray) -> np.ndarray:
+    return np.multiply(v, v)
+
+
+register_direct("Neg", "cpu", np.negative)
+register_direct("Abs", "cpu", np.abs)
+register_direct("Square", "cpu", _square)

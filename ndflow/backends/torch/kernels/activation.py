@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .common import Output, floats, keep, out, torch_kernel, values_of
 from .unary import same_dtype_unary
@@ -31,6 +32,10 @@ def relu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
 def sigmoid(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return out(backend, torch.sigmoid(floats(backend, x)), "float32", x.shape)
+
+
+register_direct("Relu", "torch", torch.relu)
+register_direct("Sigmoid", "torch", torch.sigmoid)
 
 
 @torch_kernel("Softmax")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .common import F, Output, keep, operands, out, torch_kernel, values_of
 
@@ -81,6 +82,11 @@ def real_div(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output
         return _same_dtype(backend, inputs, torch.div, None)
     va, vb = operands(backend, a, b)
     return out(backend, torch.div(va.to(F()), vb.to(F())), "float32", _shape(a, b))
+
+
+# The float32 forms (same-shaped float32 operands, or a float32 tensor and a Python number).
+for _name, _fn in (("Add", torch.add), ("Sub", torch.sub), ("Multiply", torch.mul), ("RealDiv", torch.div)):
+    register_direct(_name, "torch", _fn)
 
 
 @torch_kernel("FloorDiv")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .binary import store
 from .common import F, Output, keep, out, torch_kernel, values_of
@@ -33,6 +34,7 @@ def _float_unary(name: str, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
 
     run.__name__ = name
     torch_kernel(name)(run)
+    register_direct(name, "torch", fn)
 
 
 _float_unary("Exp", torch.exp)
@@ -42,11 +44,12 @@ _float_unary("Rsqrt", torch.rsqrt)
 _float_unary("Tanh", torch.tanh)
 
 
-def same_dtype_unary(name: str, fn: Fn) -> None:
+def same_dtype_unary(name: str, fn: Fn, direct: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
     """A kernel whose output has the input's dtype (TF.js's ``unaryKernelFunc``).
 
     float32 is computed in float32; int32 and bool inputs are computed in float64 (JS numbers) and
-    stored back as TF.js's typed arrays store them. ``fn(values, attrs)`` gets the attributes.
+    stored back as TF.js's typed arrays store them. ``fn(values, attrs)`` gets the attributes;
+    ``direct``, where given, is ``fn`` without them (the float32 form for the engine's fast path).
     """
 
     def run(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
@@ -58,6 +61,8 @@ def same_dtype_unary(name: str, fn: Fn) -> None:
 
     run.__name__ = name
     torch_kernel(name)(run)
+    if direct is not None:
+        register_direct(name, "torch", direct)
 
 
 for _name, _fn in {
@@ -79,7 +84,7 @@ for _name, _fn in {
     "Expm1": torch.expm1,
     "Log1p": torch.log1p,
 }.items():
-    same_dtype_unary(_name, lambda v, attrs, f=_fn: f(v))
+    same_dtype_unary(_name, lambda v, attrs, f=_fn: f(v), _fn)
 
 
 def _sign(v: torch.Tensor, attrs: dict | None) -> torch.Tensor:
@@ -113,7 +118,7 @@ def _clip(v: torch.Tensor, attrs: dict) -> torch.Tensor:
     return torch.clamp(v, lo, hi)
 
 
-same_dtype_unary("Sign", _sign)
+same_dtype_unary("Sign", _sign, torch.sign)
 same_dtype_unary("Erf", _erf)
 same_dtype_unary("Step", _step)
 same_dtype_unary("ClipByValue", _clip)
@@ -163,3 +168,12 @@ def square(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
     return out(backend, torch.mul(v, v), x.dtype, x.shape)
+
+
+def _square(v: torch.Tensor) -> torch.Tensor:
+    return torch.mul(v, v)
+
+
+register_direct("Neg", "torch", torch.neg)
+register_direct("Abs", "torch", torch.abs)
+register_direct("Square", "torch", _square)
