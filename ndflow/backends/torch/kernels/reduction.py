@@ -41,6 +41,8 @@ def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
         return keep_(backend, v.clone(), shape, x.dtype)
     if x.dtype == "int32":  # torch would widen to int64
         return keep_(backend, torch.sum(v, dim=axes, keepdim=keep, dtype=torch.int32), shape, "int32")
+    if not keep and len(axes) == v.dim():  # a full reduction: torch's scalar sum is the faster call
+        return keep_(backend, torch.sum(v), shape, x.dtype)
     return keep_(backend, torch.sum(v, dim=axes, keepdim=keep), shape, x.dtype)
 
 
