@@ -44,14 +44,17 @@ env().register_flag("TORCH_DEVICE", default_device)
 
 class Record:
     """One data buffer: the values (a torch tensor, or a numpy object array for strings), the
-    number of tensors sharing it, and the shape it was written in (a tuple, cheap to compare)."""
+    number of tensors sharing it, the shape it was written in (a tuple, cheap to compare), and
+    forms of the values that kernels prepared once and keep while the buffer lives (``prepared``,
+    by key: a convolution filter in torch's layout). Data never changes, so they never go stale."""
 
-    __slots__ = ("values", "ref_count", "shape")
+    __slots__ = ("values", "ref_count", "shape", "prepared")
 
     def __init__(self, values: Any, ref_count: int, shape: tuple[int, ...]) -> None:
         self.values = values
         self.ref_count = ref_count
         self.shape = shape
+        self.prepared: dict[Any, Any] | None = None
 
 
 def _as_numpy(values: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:

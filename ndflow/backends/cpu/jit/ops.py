@@ -24,6 +24,7 @@ FLAT_ROW_MAX = 10_000
 _NONE = np.zeros(0, dtype=np.float32)
 _NONE2 = np.zeros((0, 0), dtype=np.float32)  # no residual, for the 2-D epilogue
 _NONE4 = np.zeros((1, 1, 0, 0), dtype=np.float32)  # no residual, for the depthwise kernels (read as [0, 0])
+_NONE3 = np.zeros((0, 0, 0), dtype=np.float32)  # no tiled weights, for the 3x3 depthwise kernel
 
 
 class Epilogue(NamedTuple):
@@ -49,6 +50,21 @@ class Epilogue(NamedTuple):
 
 
 IDENTITY = Epilogue(_NONE, 0, np.float32(0), _NONE)
+SIGMOID = ACTIVATION_CODES["sigmoid"]
+
+
+def sigmoid_into(x: np.ndarray, y: np.ndarray) -> None:
+    """``y = 1 / (1 + exp(-x))`` (``y`` may be ``x``) in numpy's vectorised passes: numba calls a scalar ``exp``
+    per element (7x slower), and these are the numpy paths' own operations, so both paths agree exactly."""
+    np.negative(x, out=y)
+    np.exp(y, out=y)
+    y += 1
+    np.reciprocal(y, out=y)
+
+
+def _split_sigmoid(ep: Epilogue) -> tuple[Epilogue, bool]:
+    """``ep`` without a sigmoid (applied afterwards by :func:`sigmoid_into`), and whether it had one."""
+    return (ep._replace(act=0), True) if ep.act == SIGMOID else (ep, False)
 
 
 def _per_channel(v: np.ndarray | None, channels: int, ndim: int) -> np.ndarray | None:
@@ -115,7 +131,15 @@ def depthwise(x: np.ndarray, w: np.ndarray, info, epilogue: Epilogue = IDENTITY)
     (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
     threads = parallel() and y.size * math.prod(info.filter_size) >= PARALLEL_MIN_WORK
     x = _float32_c(x)
-    if sw == 1 and w.shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
+    epilogue, sigmoid = _split_sigmoid(epilogue)
+    if w.shape[:2] == (3, 3) and w.shape[-1] == 1:
+        # 3x3: the nine taps summed in registers; a unit width stride runs along whole rows (weights tiled)
+        w3 = _float32_c(w[:, :, :, 0])
+        flat = sw == 1 and shape[3] < 64 and shape[2] * shape[3] <= FLAT_ROW_MAX
+        wt = np.ascontiguousarray(np.tile(w3, (1, 1, shape[2]))) if flat else _NONE3
+        fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
+        fn(x, w3, wt, y, sh, sw, dh, dw, pt, pl, *epilogue.args(shape))
+    elif sw == 1 and w.shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
         # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
         wt = np.ascontiguousarray(np.tile(w[:, :, :, 0].astype(np.float32, copy=False), (1, 1, shape[2])))
         fn = k.depthwise_flat if threads else k.depthwise_flat_serial
@@ -123,6 +147,8 @@ def depthwise(x: np.ndarray, w: np.ndarray, info, epilogue: Epilogue = IDENTITY)
     else:
         fn = k.depthwise if threads else k.depthwise_serial
         fn(x, _float32_c(w), y, sh, sw, dh, dw, pt, pl, *epilogue.args(shape))
+    if sigmoid:
+        sigmoid_into(y, y)
     return y
 
 
@@ -135,10 +161,13 @@ def epilogue(y: np.ndarray, ep: Epilogue) -> bool:
     k = kernels()
     if k is None:
         return False
+    ep, sigmoid = _split_sigmoid(ep)
     y2 = y.reshape(-1, y.shape[-1])
-    if y2.size:
+    if y2.size and not ep.is_identity:
         fn = k.epilogue if parallel() and y2.size >= PARALLEL_MIN_WORK else k.epilogue_serial
         fn(y2, *ep.args(y2.shape))
+    if sigmoid:
+        sigmoid_into(y, y)
     return True
 
 
@@ -184,6 +213,10 @@ def activate(x: np.ndarray, activation: str, alpha: float = 0.0, prelu: np.ndarr
     k = kernels()
     if k is None:
         return None
+    if activation == "sigmoid":
+        y = np.empty(x.shape, dtype=np.float32)
+        sigmoid_into(x, y)
+        return y
     y = np.empty(x.shape, dtype=np.float32)
     x2 = np.ascontiguousarray(x).reshape(-1, channels)
     k.activate(x2, y.reshape(-1, channels), _NONE, _NONE2, ACTIVATION_CODES[activation], np.float32(alpha), slopes)
@@ -202,3 +235,53 @@ def pool2d(x: np.ndarray, geo: tuple, is_max: bool) -> np.ndarray | None:
     y = np.empty((x.shape[0], *out_size, x.shape[-1]), dtype=np.float32)
     k.pool2d(np.ascontiguousarray(x), y, is_max, fh, fw, sh, sw, dh, dw, pt, pl)
     return y
+
+
+def im2col(x: np.ndarray, info) -> np.ndarray | None:
+    """The ``(batch * OH * OW, KH * KW * C)`` column matrix of a channels-last float32 2-D convolution, written
+    in one compiled pass (no padded copy of the input); None when the compiled path does not apply."""
+    if len(info.filter_size) != 2 or x.ndim != 4 or x.dtype != np.float32:
+        return None
+    k = kernels()
+    if k is None:
+        return None
+    (kh, kw), (sh, sw), (dh, dw) = info.filter_size, info.strides, info.dilations
+    out_h, out_w = info.out_size
+    cols = np.empty((x.shape[0] * out_h * out_w, kh * kw * x.shape[-1]), dtype=np.float32)
+    if cols.size:
+        pt, pl = info.pads[0][0], info.pads[1][0]
+        k.im2col2d(np.ascontiguousarray(x), cols, kh, kw, sh, sw, dh, dw, pt, pl, out_h, out_w, 0, x.shape[0] * out_h)
+    return cols
+
+
+# Column-matrix bytes per block of a blocked convolution: the block stays in L2 between im2col and the product.
+CONV_BLOCK_BYTES = 512 * 1024
+
+
+def conv2d(x: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
+    """Channels-last float32 2-D convolution (``w`` is ``[kh, kw, in, out]``) as im2col and matrix products over
+    blocks of output rows (each block's columns stay in cache); None when the compiled path does not apply."""
+    if len(info.filter_size) != 2 or x.ndim != 4 or x.dtype != np.float32 or w.dtype != np.float32:
+        return None
+    k = kernels()
+    if k is None:
+        return None
+    (kh, kw), (sh, sw), (dh, dw) = info.filter_size, info.strides, info.dilations
+    out_h, out_w = info.out_size
+    rows = x.shape[0] * out_h
+    n_cols = kh * kw * x.shape[-1]
+    out_channels = w.shape[-1]
+    if rows * out_w * out_channels == 0 or n_cols == 0:
+        return np.zeros((x.shape[0], out_h, out_w, out_channels), dtype=np.float32)
+    y = np.empty((rows * out_w, out_channels), dtype=np.float32)
+    block = max(1, CONV_BLOCK_BYTES // (4 * out_w * n_cols))
+    cols = np.empty((min(block, rows) * out_w, n_cols), dtype=np.float32)
+    w2 = np.ascontiguousarray(w.reshape(n_cols, out_channels))
+    xc = np.ascontiguousarray(x)
+    pt, pl = info.pads[0][0], info.pads[1][0]
+    for r0 in range(0, rows, block):
+        r1 = min(rows, r0 + block)
+        c = cols[: (r1 - r0) * out_w]
+        k.im2col2d(xc, c, kh, kw, sh, sw, dh, dw, pt, pl, out_h, out_w, r0, r1)
+        np.matmul(c, w2, out=y[r0 * out_w : r1 * out_w])
+    return y.reshape(x.shape[0], out_h, out_w, out_channels)

@@ -5,7 +5,9 @@ BLAS matrix product; a 1x1 convolution without padding or strides is a plain mat
 backward-input pass is the transpose: one matrix product to columns, then col2im (a small loop
 over the filter taps adding vectorised slices); with numba (``ndflow.backends.cpu.jit``) the 2-D
 backward-input pass runs one matrix product per tap into a reused buffer and a compiled scatter-add
-instead (no taps-times-larger column matrix). NCHW inputs are transposed in and out.
+instead (no taps-times-larger column matrix), and the 2-D forward pass writes its columns in one compiled
+pass (no padded copy of the input), in blocks of output rows whose columns stay in cache for the matrix
+product. NCHW inputs are transposed in and out.
 
 Attributes (TF.js's, in snake_case): ``strides``, ``pad`` (``'same'``, ``'valid'``, an int or
 explicit pairs), ``data_format`` (``'NHWC'``/``'NCHW'``), ``dilations``, ``dim_rounding_mode``;
@@ -150,18 +152,27 @@ def tap_slices(tap: tuple[int, ...], info: ConvInfo) -> tuple[slice, ...]:
     )
 
 
-def im2col(x: np.ndarray, info: ConvInfo) -> np.ndarray:
-    """``(batch * prod(out), prod(filter) * channels)`` matrix of input windows (channels-last ``x``)."""
-    n_rows = x.shape[0] * math.prod(info.out_size)
-    k = math.prod(info.filter_size) * x.shape[-1]
-    if (
+def is_pointwise(x: np.ndarray, info: ConvInfo) -> bool:
+    """Whether the convolution is 1x1 without padding or strides on a C-contiguous input: the input is then
+    already the column matrix."""
+    return (
         all(f == 1 for f in info.filter_size)
         and all(s == 1 for s in info.strides)
         and all(p == (0, 0) for p in info.pads)
         and tuple(info.out_size) == tuple(x.shape[1:-1])
         and x.flags.c_contiguous
-    ):
-        return x.reshape(n_rows, k)  # 1x1 convolution: the input is already the column matrix
+    )
+
+
+def im2col(x: np.ndarray, info: ConvInfo) -> np.ndarray:
+    """``(batch * prod(out), prod(filter) * channels)`` matrix of input windows (channels-last ``x``)."""
+    n_rows = x.shape[0] * math.prod(info.out_size)
+    k = math.prod(info.filter_size) * x.shape[-1]
+    if is_pointwise(x, info):
+        return x.reshape(n_rows, k)
+    compiled = jit_ops.im2col(x, info)
+    if compiled is not None:
+        return compiled
     return np.ascontiguousarray(windows(padded_input(x, info), info)).reshape(n_rows, k)
 
 
@@ -171,6 +182,10 @@ def conv_forward(x: np.ndarray, w: np.ndarray, info: ConvInfo) -> np.ndarray:
     shape = (x.shape[0], *info.out_size, out_channels)
     if math.prod(shape) == 0:
         return np.zeros(shape, dtype=np.result_type(x, w))
+    if not is_pointwise(x, info):
+        compiled = jit_ops.conv2d(x, w, info)  # im2col and product in cache-sized blocks
+        if compiled is not None:
+            return compiled
     cols = im2col(x, info)
     return (cols @ w.reshape(-1, out_channels)).reshape(shape)
 

@@ -21,26 +21,17 @@ from .conv import (
     conv_backprop_filter,
     conv_backprop_input,
     conv_forward,
+    depthwise_weight_view,
     floats,
     from_torch_layout,
     geometry,
     info_from_attrs,
+    prepared_weight,
     to_torch_layout,
 )
 from .conv3d import store_as
 
 # ----------------------------------------------------------------------------- depthwise
-
-
-def depthwise_weight(w: torch.Tensor) -> torch.Tensor:
-    """``[kh, kw, in, m]`` -> ``[in * m, 1, kh, kw]``."""
-    kh, kw, c, m = w.shape
-    return w.reshape(kh, kw, c * m).permute(2, 0, 1).unsqueeze(1)
-
-
-def depthwise_forward(x: torch.Tensor, w: torch.Tensor, geo, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """Depthwise convolution of torch-layout ``x`` with TF filter ``w``; torch-layout result."""
-    return conv_forward(x, depthwise_weight(w), geo, groups=w.shape[2], bias=bias)
 
 
 @torch_kernel("DepthwiseConv2dNative")
@@ -49,7 +40,8 @@ def depthwise_conv2d_native(backend: TorchBackend, inputs: tuple, attrs: dict) -
     x, f = inputs
     geo = geometry(x.shape, f.shape, attrs, "DepthwiseConv2dNative", depthwise=True)
     info = geo[0]
-    y = depthwise_forward(to_torch_layout(floats(backend, x), info), floats(backend, f), geo)
+    weight = prepared_weight(backend, f, depthwise=True)
+    y = conv_forward(to_torch_layout(floats(backend, x), info), weight, geo, groups=f.shape[2])
     return out(backend, from_torch_layout(y, info), x.dtype, info.out_shape)
 
 
@@ -62,7 +54,8 @@ def depthwise_conv2d_native_backprop_input(backend: TorchBackend, inputs: tuple,
     info = geo[0]
     check_dy(dy.shape, info, kernel)
     w = floats(backend, f)
-    dx = conv_backprop_input(to_torch_layout(floats(backend, dy), info), depthwise_weight(w), geo, groups=w.shape[2])
+    weight = depthwise_weight_view(w)
+    dx = conv_backprop_input(to_torch_layout(floats(backend, dy), info), weight, geo, groups=w.shape[2])
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 

@@ -17,8 +17,7 @@ import torch
 
 from ..backend import TorchBackend
 from .common import F, Output, out, torch_kernel, values_of
-from .conv import conv_forward, floats, from_torch_layout, geometry, to_torch_layout, torch_weight
-from .depthwise import depthwise_weight
+from .conv import conv_forward, floats, from_torch_layout, geometry, prepared_weight, to_torch_layout
 from .matrix import matmul
 
 ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
@@ -98,12 +97,11 @@ def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, 
         bias = rest[0] if rest else None
     geo = geometry(x.shape, f.shape, attrs, kernel, depthwise=depthwise)
     info = geo[0]
-    w = floats(backend, f)
-    weight = depthwise_weight(w) if depthwise else torch_weight(w)
+    weight = prepared_weight(backend, f, depthwise)
     conv_bias = None
     if bias is not None and bias.shape == (weight.shape[0],):  # one value per output channel: into the conv
         conv_bias, bias = floats(backend, bias), None
-    groups = w.shape[2] if depthwise else 1
+    groups = f.shape[2] if depthwise else 1
     y = conv_forward(to_torch_layout(floats(backend, x), info), weight, geo, groups, conv_bias)
     y = from_torch_layout(y, info)
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)

@@ -1,0 +1,155 @@
+"""The compiled convolution paths for the hot shapes agree with the numpy paths.
+
+The 3x3 depthwise kernel (nine taps summed in registers; whole-row loops for a unit width stride, per
+position loops otherwise), the blocked im2col convolution and the sigmoid epilogue run once with the flag
+``CPU_JIT`` off (numpy) and once on (numba); both results must agree. The oracle suites check both against
+TF.js.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndflow as nf
+from ndflow.backends.cpu import jit
+from ndflow.backends.cpu.jit import ops as jit_ops
+
+needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
+
+RNG = np.random.default_rng(11)
+
+
+def _run_both(fn):
+    """``fn()`` (which returns a tensor) on cpu with the JIT off, then on; both results as numpy."""
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    try:
+        results = []
+        for on in (False, True):
+            nf.env().set("CPU_JIT", on)
+            assert (jit.kernels() is not None) == on, jit.status()
+            t = fn()
+            results.append(t.numpy())
+            nf.dispose(t)
+        return results
+    finally:
+        nf.env().reset()
+        nf.set_backend(previous)
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float = 1e-5) -> None:
+    assert a.shape == b.shape and a.dtype == b.dtype
+    scale = max(float(np.abs(a).max()) if a.size else 0.0, 1.0)
+    np.testing.assert_allclose(a, b, rtol=0, atol=atol * scale)
+
+
+def _rand(shape):
+    return nf.tensor(RNG.standard_normal(shape).astype(np.float32))
+
+
+DEPTHWISE_3X3 = [
+    # (x shape, strides, pad, dilations): interior and border positions, rows too short for a full window
+    ((1, 9, 9, 5), 1, "same", 1),
+    ((2, 8, 7, 3), 1, "valid", 1),
+    ((1, 10, 11, 4), 2, "same", 1),
+    ((1, 11, 10, 4), 2, "valid", 1),
+    ((1, 12, 12, 6), 1, "same", 2),
+    ((1, 12, 9, 6), 1, "valid", (2, 1)),
+    ((1, 7, 7, 70), 1, "same", 1),  # wide channels: per-position loops at a unit stride too
+    ((1, 7, 8, 70), 2, "same", 1),
+    ((1, 2, 2, 3), 1, "same", 1),  # every position on the border
+    ((1, 1, 5, 3), 1, "same", 1),
+    ((1, 6, 6, 3), 3, [[0, 0], [2, 1], [1, 2], [0, 0]], 1),
+    ((1, 6, 6, 3), (1, 2), 1, 1),
+]
+
+
+@needs_numba
+@pytest.mark.parametrize("case", DEPTHWISE_3X3)
+def test_depthwise_3x3_matches_numpy(case):
+    shape, strides, pad, dilations = case
+    x = _rand(shape)
+    w = _rand((3, 3, shape[-1], 1))
+    try:
+        a, b = _run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, dilations=dilations))
+        np.testing.assert_array_equal(a, b)  # same taps in the same order: bit for bit
+    finally:
+        nf.dispose([x, w])
+
+
+@needs_numba
+@pytest.mark.parametrize("activation", ["relu6", "sigmoid", "linear"])
+@pytest.mark.parametrize("strides", [1, 2])
+def test_fused_depthwise_3x3_epilogue_matches_numpy(activation, strides):
+    x = _rand((2, 9, 10, 7))
+    w = _rand((3, 3, 7, 1))
+    bias = _rand((7,))
+    try:
+        a, b = _run_both(
+            lambda: nf.fused.depthwise_conv2d(
+                x=x, filter=w, strides=strides, pad="same", bias=bias, activation=activation
+            )
+        )
+        _close(a, b)
+    finally:
+        nf.dispose([x, w, bias])
+
+
+CONV_CASES = [
+    # (x shape, filter shape, strides, pad, dilations): the stems of the human models and ordinary 3x3s
+    ((1, 24, 24, 3), (3, 3, 3, 8), 2, "same", 1),
+    ((1, 32, 32, 3), (5, 5, 3, 6), 2, "same", 1),
+    ((2, 9, 11, 4), (3, 3, 4, 5), 1, "valid", 1),
+    ((1, 10, 10, 5), (3, 2, 5, 4), 1, "same", (2, 1)),
+    ((1, 7, 7, 2), (3, 3, 2, 3), 3, [[0, 0], [2, 1], [1, 2], [0, 0]], 1),
+    ((1, 6, 6, 0), (3, 3, 0, 4), 1, "same", 1),  # no input channels: zeros
+]
+
+
+@needs_numba
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20])  # one output row per block, and one block in all
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_blocked_conv2d_matches_numpy(case, block_bytes, monkeypatch):
+    shape, fshape, strides, pad, dilations = case
+    monkeypatch.setattr(jit_ops, "CONV_BLOCK_BYTES", block_bytes)
+    x = _rand(shape)
+    w = _rand(fshape)
+    bias = _rand((fshape[-1],))
+    try:
+        _close(*_run_both(lambda: nf.conv2d(x, w, strides, pad, dilations=dilations)))
+        _close(
+            *_run_both(
+                lambda: nf.fused.conv2d(
+                    x=x, filter=w, strides=strides, pad=pad, dilations=dilations, bias=bias, activation="relu"
+                )
+            )
+        )
+    finally:
+        nf.dispose([x, w, bias])
+
+
+@needs_numba
+def test_sigmoid_is_the_numpy_result():
+    x = _rand((4, 33, 40))
+    big = nf.tensor(np.array([-100.0, -20.0, 0.0, 20.0, 100.0, np.nan, np.inf, -np.inf] * 400, dtype=np.float32))
+    try:
+        for t in (x, big):
+            a, b = _run_both(lambda t=t: nf.sigmoid(t))
+            np.testing.assert_array_equal(a, b)
+    finally:
+        nf.dispose([x, big])
+
+
+@needs_numba
+def test_fused_conv_sigmoid_epilogue_matches_numpy():
+    x = _rand((1, 12, 12, 6))
+    w = _rand((1, 1, 6, 17))
+    bias = _rand((17,))
+    try:
+        a, b = _run_both(
+            lambda: nf.fused.conv2d(x=x, filter=w, strides=1, pad="valid", bias=bias, activation="sigmoid")
+        )
+        _close(a, b)
+    finally:
+        nf.dispose([x, w, bias])
