@@ -4,93 +4,27 @@ schedules nodes as their inputs become ready, with control-flow frames (TF.js's 
 ``execute`` computes, once per set of inputs and outputs, the nodes needed in topological order and
 frees each intermediate tensor right after its last consumer ran (weights and inputs are never freed);
 it refuses graphs with control flow or data-dependent ops, naming them. ``execute_async`` runs any
-graph: a stack of ready nodes, each tagged with the frame stack it runs in (see ``control_flow``),
-Switch outputs only on the taken branch, Merge ready when one input is; tensors are freed when all
-their consumers in the same frame ran, and everything left over at the end.
+graph: the nodes that no dynamic op leads to run first as a compiled program (``async_plan``), then the
+rest is scheduled as their inputs become ready, with control-flow frames (``scheduler``); everything
+left over is freed at the end.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import ops
-from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from .async_plan import AsyncPlan, build_async_plan
 from .control_flow import ROOT, ExecutionContext, ResourceManager
-from .graph import Node, parse_input
+from .graph import parse_input
 from .mappers._util import forget_constants, register_constants
-from .plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow, is_dynamic
-from .program import Program, node_error, raw_mapper
+from .plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow
+from .program import Program
+from .scheduler import Schedule, TensorMap, free_all, get_tensor
 
 NamedTensors = dict[str, Tensor]
-
-
-def as_list(out: Any) -> list[Tensor | None]:
-    """A mapper's result as a list of tensors (a tensor, a list/tuple of them, or None)."""
-    if out is None:
-        return []
-    if isinstance(out, Tensor):
-        return [out]
-    return list(out)
-
-
-def _unalias(outs: list[Tensor | None], inputs: Sequence[Tensor | None]) -> list[Tensor | None]:
-    """Clone outputs that are one of the node's (non-kept) inputs, so that freeing one frees not the other."""
-    ids = {id(t) for t in inputs if t is not None}
-    if not ids:
-        return outs
-    return [ops.clone(t) if t is not None and id(t) in ids and not t.kept else t for t in outs]
-
-
-def run_sync(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> list[Tensor | None]:
-    """Run a node's mapper in its own scope (tensors it makes and does not return are freed)."""
-    fn = raw_mapper(node.op)
-    if fn is None:
-        raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
-    ENGINE.start_scope(node.name)
-    outs: list[Tensor | None] = []
-    try:
-        result = fn(node, inputs, ctx)
-        if inspect.isawaitable(result):
-            getattr(result, "close", lambda: None)()
-            raise RuntimeError(
-                f"the execution of the op '{node.op}' returned an awaitable; use model.execute_async() instead"
-            )
-        outs = _unalias(as_list(result), inputs)
-    except Exception as exc:
-        ENGINE.end_scope(None)
-        raise node_error(node, exc) from exc
-    ENGINE.end_scope(outs)
-    return outs
-
-
-def start_node(node: Node, inputs: list[Tensor | None], ctx: ExecutionContext) -> Any:
-    """Run a node's mapper up to its first await: its outputs, or an awaitable of them (a coroutine
-    mapper runs outside any scope: it frees what it makes)."""
-    fn = raw_mapper(node.op)
-    if fn is None:
-        raise NotImplementedError(f"graph model node '{node.name}': op '{node.op}' has no mapper")
-    ENGINE.start_scope(node.name)
-    try:
-        result = fn(node, inputs, ctx)
-    except Exception as exc:
-        ENGINE.end_scope(None)
-        raise node_error(node, exc) from exc
-    if not inspect.isawaitable(result):
-        outs = _unalias(as_list(result), inputs)
-        ENGINE.end_scope(outs)
-        return outs
-    ENGINE.end_scope(None)
-    return _finish(node, inputs, result)
-
-
-async def _finish(node: Node, inputs: list[Tensor | None], result: Any) -> list[Tensor | None]:
-    try:
-        return _unalias(as_list(await result), inputs)
-    except Exception as exc:
-        raise node_error(node, exc) from exc
 
 
 def output_name(name: str) -> tuple[str, int]:
@@ -111,6 +45,7 @@ class GraphExecutor:
         self._plans: dict[tuple[tuple[str, ...], tuple[str, ...]], Plan] = {}
         self._programs: dict[int, Program] = {}  # by id of the (cached, never dropped) plan
         self._dynamic: dict[tuple[tuple[str, ...], tuple[str, ...]], bool] = {}
+        self._async_plans: dict[tuple[tuple[str, ...], tuple[str, ...]], AsyncPlan] = {}
         self.signature_inputs: dict[str, str] = {}  # signature key -> tensor name
         self.signature_outputs: dict[str, str] = {}
         # The unoptimized graph's executor, for requests the optimized graph cannot serve (see ``route``).
@@ -313,6 +248,16 @@ class GraphExecutor:
         mapped = dict(zip(self.graph.inputs, args, strict=True))
         return await self._execute_async(mapped, self.default_outputs(), True, tensor_arrays, tensor_lists)
 
+    def async_plan_for(self, input_names: Sequence[str], outputs: Sequence[str]) -> AsyncPlan:
+        """The cached plan of ``execute_async`` for these inputs and outputs (tensor names)."""
+        in_nodes = tuple(sorted({output_name(n)[0] for n in input_names}))
+        out_nodes = tuple(dict.fromkeys(output_name(n)[0] for n in outputs))
+        key = (in_nodes, tuple(sorted(out_nodes)))
+        plan = self._async_plans.get(key)
+        if plan is None:
+            plan = self._async_plans[key] = build_async_plan(self.graph, in_nodes, out_nodes, self.weights)
+        return plan
+
     async def _execute_async(
         self,
         inputs: NamedTensors,
@@ -322,19 +267,19 @@ class GraphExecutor:
         tensor_lists: dict[int, Any] | None,
     ) -> list[Tensor]:
         ctx = ExecutionContext(self.weights, tensor_arrays, tensor_lists, self.functions, self.resources)
-        tensor_map: dict[str, list[Tensor | None]] = {}
+        tensor_map: TensorMap = {}
         keep_ids = {t.id for t in inputs.values()} | self.weight_ids
         try:
             await self._run_control_flow(inputs, ctx, outputs, tensor_map)
-            results = [_get_tensor(*output_name(n), tensor_map, ctx) for n in outputs]
+            results = [get_tensor(*output_name(n), tensor_map, ctx) for n in outputs]
         except BaseException:
-            _free_all(tensor_map, keep_ids)
+            free_all(tensor_map, keep_ids)
             if self.parent is None:
                 ctx.dispose(keep_ids)
             raise
         dead = [n for n, t in zip(outputs, results, strict=True) if t is None]
         if dead:
-            _free_all(tensor_map, keep_ids)
+            free_all(tensor_map, keep_ids)
             if self.parent is None:
                 ctx.dispose(keep_ids)
             raise ValueError(f"The outputs {dead} were not computed (they lie on a branch that did not run)")
@@ -344,7 +289,7 @@ class GraphExecutor:
                 t = ops.clone(t)
             final.append(t)
         keep_ids |= {t.id for t in final}
-        _free_all(tensor_map, keep_ids)
+        free_all(tensor_map, keep_ids)
         if self.parent is None:
             ctx.dispose(keep_ids)
         return final
@@ -354,69 +299,33 @@ class GraphExecutor:
         inputs: NamedTensors,
         ctx: ExecutionContext,
         outputs: list[str],
-        tensor_map: dict[str, list[Tensor | None]],
+        tensor_map: TensorMap,
     ) -> None:
-        """Run nodes as they become ready, filling ``tensor_map`` (keys: node name + frame id)."""
+        """Run the static part of the graph, then schedule the rest, filling ``tensor_map`` (keys: node
+        name + frame id)."""
         graph = self.graph
+        plan = self.async_plan_for(list(inputs), outputs)
         out_nodes = [output_name(n)[0] for n in outputs]
-        in_nodes = [output_name(n)[0] for n in inputs]
-        sub = execution_subgraph(graph, in_nodes, out_nodes, self.weights)
         tensor_map.update((name, [t]) for name, t in self.weights.items())
+        feeds: dict[tuple[str, int], Tensor] = {}
+        fed: TensorMap = {}
         for name, t in inputs.items():
             node, index = output_name(name)
-            entry = tensor_map[node] = [None] * (index + 1)
+            feeds[(node, index)] = t
+            entry = fed.setdefault(node, [])
+            entry.extend([None] * (index + 1 - len(entry)))
             entry[index] = t
+        tensor_map.update(fed)
         to_keep = {t.id for ts in tensor_map.values() for t in ts if t is not None}
-        counts: dict[int, int] = {}
-        added: set[str] = set()
-        out_set = set(out_nodes)
-        stack = [(n, ctx.frames) for n in [*in_nodes, *graph.weights, *graph.init_nodes]]
-        # As TF.js: ops of the control/dynamic kind are asynchronous there, so their results are taken
-        # in only once no other node is ready; loop variables then advance iteration by iteration together.
-        while stack:
-            pending: list[tuple[Node, str, Any, Any]] = []
-            try:
-                while stack:
-                    name, frames = stack.pop()
-                    ctx.frames = frames
-                    node = graph.nodes[name]
-                    key = ctx.key(name) if node.op == "Enter" and node.bool("is_constant", False) else None
-                    if name in tensor_map:
-                        self._push_children(node, stack, ctx, tensor_map, added, sub.used)
-                        continue
-                    args = [_get_tensor(src, i, tensor_map, ctx) for src, i in node.inputs]
-                    outs = start_node(node, args, ctx)
-                    key = ctx.key(name) if key is None else key
-                    if is_dynamic(node.op) or inspect.isawaitable(outs):
-                        pending.append((node, key, ctx.frames, outs))
-                        continue
-                    tensor_map[key] = outs
-                    self._free_consumed(node, key, tensor_map, ctx, to_keep, out_set, counts)
-                    self._push_children(node, stack, ctx, tensor_map, added, sub.used)
-                pending.sort(key=lambda p: inspect.isawaitable(p[3]))  # settled results first, as promises
-                while pending:
-                    node, key, frames, outs = pending.pop(0)
-                    ctx.frames = frames
-                    if inspect.isawaitable(outs):
-                        outs = await outs
-                        ctx.frames = frames
-                    tensor_map[key] = outs
-                    self._free_consumed(node, key, tensor_map, ctx, to_keep, out_set, counts)
-                    self._push_children(node, stack, ctx, tensor_map, added, sub.used)
-            except BaseException:
-                for *_, outs in pending:
-                    if inspect.iscoroutine(outs):
-                        outs.close()
-                    elif isinstance(outs, list):
-                        tensor_map.setdefault(f"pending:{id(outs)}", outs)  # freed with the rest
-                raise
+        schedule = Schedule(graph, plan, ctx, tensor_map, to_keep, out_nodes)
+        schedule.take_exports(plan.run_static(feeds, ctx, to_keep))
+        await schedule.run()
         ctx.frames = ROOT
         missing = [
-            n
-            for n in out_nodes
-            if not is_control_flow(graph.nodes[n].op) and _get_tensor(n, 0, tensor_map, ctx) is None
+            n for n in out_nodes if not is_control_flow(graph.nodes[n].op) and get_tensor(n, 0, tensor_map, ctx) is None
         ]
         if missing:
+            sub = plan.sub
             hint = ""
             if sub.dynamic:
                 hint = (
@@ -427,76 +336,3 @@ class GraphExecutor:
                 f"Cannot compute the outputs {missing} from the provided inputs {list(inputs)}. Consider providing "
                 f"the following inputs: {sub.missing_inputs}.{hint}"
             )
-
-    def _push_children(
-        self,
-        node: Node,
-        stack: list[tuple[str, Any]],
-        ctx: ExecutionContext,
-        tensor_map: dict[str, list[Tensor | None]],
-        added: set[str],
-        used: set[str],
-    ) -> None:
-        graph = self.graph
-        for child in graph.children[node.name]:
-            key = ctx.key(child)
-            if key in added or child not in used:
-                continue
-            deps = graph.deps[child]
-            ready = (any if graph.nodes[child].op == "Merge" else all)(
-                _get_tensor(src, i, tensor_map, ctx) is not None for src, i in deps
-            )
-            if ready:
-                added.add(key)
-                stack.append((child, ctx.frames))
-
-    def _free_consumed(
-        self,
-        node: Node,
-        key: str,
-        tensor_map: dict[str, list[Tensor | None]],
-        ctx: ExecutionContext,
-        to_keep: set[int],
-        out_set: set[str],
-        counts: dict[int, int],
-    ) -> None:
-        """Count this node's tensors' consumers; free its inputs' tensors whose last consumer this was."""
-        graph = self.graph
-        if is_control_flow(node.op) or node.name in out_set:
-            return
-        n_children = len(graph.children[node.name])
-        for t in tensor_map[key]:
-            if t is not None:
-                counts[t.id] = counts.get(t.id, 0) + n_children
-        for src, _ in graph.deps[node.name]:
-            if is_control_flow(graph.nodes[src].op):
-                continue
-            for t in tensor_map.get(ctx.key(src), ()):
-                if t is None or t.kept or t.id in to_keep:
-                    continue
-                count = counts.get(t.id)
-                if count == 1:
-                    t.dispose()
-                    del counts[t.id]
-                elif count is not None:
-                    counts[t.id] = count - 1
-
-
-def _get_tensor(name: str, index: int, tensor_map: dict[str, list[Tensor | None]], ctx: ExecutionContext) -> Any:
-    """The tensor ``name:index`` as seen from the current frame (or an outer one), or None."""
-    handles = ctx.resources.name_to_handle
-    if handles and name in handles:
-        return handles[name]
-    for cid in ctx.current_context_ids:
-        entry = tensor_map.get(f"{name}-{cid}" if cid else name)
-        if entry is not None:
-            return entry[index] if index < len(entry) else None
-    return None
-
-
-def _free_all(tensor_map: dict[str, list[Tensor | None]], keep_ids: set[int]) -> None:
-    """Free what a run left (kept tensors belong to TensorArrays/TensorLists/tables, freed with them)."""
-    for entry in tensor_map.values():
-        for t in entry:
-            if t is not None and not t.kept and not t.is_disposed and t.id not in keep_ids:
-                t.dispose()

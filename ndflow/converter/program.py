@@ -8,7 +8,8 @@ Instead of one engine scope per node (two with the mappers' own ``tidy``), a run
 watches its ``track`` list: a node that made exactly its outputs (almost every node) costs nothing
 more; tensors a node made and did not return are freed right after it, as ``tidy`` would. Outputs that
 are one of the node's inputs are cloned (the executor frees inputs and outputs on their own schedules).
-Errors name the node (``graph model node 'name' (Op): ...``).
+Errors name the node (``graph model node 'name' (Op): ...``). ``execute_async`` runs the static part of
+a graph with control flow the same way (``run_exports``: the tensors the scheduled part reads).
 """
 
 from __future__ import annotations
@@ -85,15 +86,8 @@ class Program:
         self.base = base
         self.names = {index: name for name, index in slots.items()}
 
-    def run(
-        self,
-        feeds: Mapping[tuple[str, int], Tensor],
-        outputs: Sequence[tuple[str, int]],
-        ctx: Any,
-        keep_ids: set[int],
-    ) -> list[Tensor]:
-        """Run the steps on ``feeds`` ((node, output index) -> Tensor); the tensors of ``outputs`` (node,
-        index), never aliasing an input or weight (those are cloned)."""
+    def _values(self, feeds: Mapping[tuple[str, int], Tensor]) -> list[Any]:
+        """The slot list of a run: the weights, and ``feeds`` ((node, output index) -> Tensor) in their slots."""
         vals = self.base.copy()
         fed: dict[str, list[Tensor | None]] = {}
         for (name, index), t in feeds.items():
@@ -103,20 +97,59 @@ class Program:
         slots = self.slots
         for name, entry in fed.items():
             vals[slots[name]] = entry
-        return self._loop(vals, outputs, ctx, keep_ids)
+        return vals
 
-    def _loop(
+    def run(
         self,
-        vals: list[Any],
+        feeds: Mapping[tuple[str, int], Tensor],
         outputs: Sequence[tuple[str, int]],
         ctx: Any,
         keep_ids: set[int],
     ) -> list[Tensor]:
-        dispose = ENGINE.dispose_tensor
+        """Run the steps on ``feeds`` ((node, output index) -> Tensor); the tensors of ``outputs`` (node,
+        index), never aliasing an input or weight (those are cloned)."""
+        vals = self._values(feeds)
         scope = ENGINE.start_scope("GraphModel.execute")
-        track = scope.track
-        node: Node | None = None
         results: list[Tensor] = []
+        try:
+            self._steps(vals, scope.track, ctx, keep_ids)
+            for name, index in outputs:
+                entry = vals[self.slots[name]]
+                t = entry[index] if entry is not None and index < len(entry) else None
+                if t is None:
+                    raise RuntimeError(f"graph model: tensor '{name}:{index}' was not computed")
+                results.append(ops.clone(t) if t.kept or t.id in keep_ids else t)
+        except BaseException:
+            ENGINE.end_scope(None)
+            raise
+        ENGINE.end_scope(results)
+        return results
+
+    def run_exports(
+        self,
+        feeds: Mapping[tuple[str, int], Tensor],
+        exports: Sequence[str],
+        ctx: Any,
+        keep_ids: set[int],
+    ) -> dict[str, list[Tensor | None]]:
+        """Run the steps on ``feeds``; every output of each node of ``exports`` (not freed by the plan),
+        by node name, as the executor's tensor map holds them."""
+        vals = self._values(feeds)
+        scope = ENGINE.start_scope("GraphModel.execute_async")
+        try:
+            self._steps(vals, scope.track, ctx, keep_ids)
+        except BaseException:
+            ENGINE.end_scope(None)
+            raise
+        slots = self.slots
+        found = {name: vals[slots[name]] for name in exports}
+        ENGINE.end_scope([t for entry in found.values() if entry for t in entry if t is not None])
+        return found
+
+    def _steps(self, vals: list[Any], track: list[Tensor], ctx: Any, keep_ids: set[int]) -> None:
+        """Run every step on the slot list ``vals`` (in the caller's scope, whose list is ``track``)."""
+        dispose = ENGINE.dispose_tensor
+        node: Node | None = None
         try:
             for fn, node, refs, out_slot, free in self.steps:
                 try:
@@ -128,7 +161,7 @@ class Program:
                 if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
                     outs = [out]
                 else:
-                    outs = self._settle(out, args, track, mark)
+                    outs = self.settle(out, args, track, mark)
                 vals[out_slot] = outs
                 for s in free:
                     entry = vals[s]
@@ -137,25 +170,15 @@ class Program:
                             if t is not None and not t.kept and t.id not in keep_ids:
                                 dispose(t)
                         vals[s] = None
-            node = None
-            for s in self.late_free:
-                _free(vals, s, keep_ids)
-            for name, index in outputs:
-                entry = vals[self.slots[name]]
-                t = entry[index] if entry is not None and index < len(entry) else None
-                if t is None:
-                    raise RuntimeError(f"graph model: tensor '{name}:{index}' was not computed")
-                results.append(ops.clone(t) if t.kept or t.id in keep_ids else t)
-        except BaseException as exc:
-            ENGINE.end_scope(None)
-            if node is not None and isinstance(exc, Exception):
-                raise node_error(node, exc) from exc
-            raise
-        ENGINE.end_scope(results)
-        return results
+        except Exception as exc:
+            if node is None:
+                raise
+            raise node_error(node, exc) from exc
+        for s in self.late_free:
+            _free(vals, s, keep_ids)
 
     @staticmethod
-    def _settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:
+    def settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:
         """The general case: a list of outputs, none of them an input (cloned); tensors the node made and
         did not return are freed; an awaitable is refused."""
         if inspect.isawaitable(out):

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from .engine import DataInfo, Engine
     from .tensor_buffer import TensorBuffer
 
+# Tensors of more values than this have a one-line repr (numpy summarizes from 1000 values too).
+REPR_FULL_LIMIT = 1000
+
 # Set by the engine when it is created; the tensor module itself holds no state.
 ENGINE: Engine = None  # type: ignore[assignment]
 
@@ -151,8 +154,16 @@ class Tensor:
         return self.to_string()
 
     def __repr__(self) -> str:
+        """TF.js's verbose text up to ``REPR_FULL_LIMIT`` values; a one-line summary above it.
+
+        Python builds reprs where nobody reads them (Python 3.11's ``asyncio.run`` formats the finished task,
+        result included, on every run): TF.js's text sizes its columns from every value, which takes a second
+        for a few million values. ``print(t)`` and ``t.to_string()`` always give TF.js's text."""
         if self._disposed:
             return f"<ndflow.Tensor id={self.id} disposed shape={list(self.shape)} dtype={self.dtype}>"
+        if self.size > REPR_FULL_LIMIT:
+            shown = f"shape={list(self.shape)} dtype={self.dtype}"
+            return f"<ndflow.Tensor id={self.id} {shown} (print() shows the values)>"
         return self.to_string(verbose=True)
 
     # -- Python protocol -------------------------------------------------------------------------

@@ -144,3 +144,18 @@ def test_disposed_tensor_prints_without_raising():
     assert "disposed" in text and "disposed" in rep
     with pytest.raises(nf.DisposedTensorError):
         t.to_string()
+
+
+def test_repr_of_a_large_tensor_is_one_line():
+    t = nf.zeros([1, 600, 600, 3])
+    try:
+        rep = repr(t)  # no formatting of the values (asyncio.run builds it on every run)
+        assert rep == f"<ndflow.Tensor id={t.id} shape=[1, 600, 600, 3] dtype=float32 (print() shows the values)>"
+        assert str(t).startswith("Tensor\n    [[[[0, 0, 0],")  # print/str keep TF.js's text
+    finally:
+        t.dispose()
+    small = nf.zeros([10, 100])  # at the limit: TF.js's verbose text
+    try:
+        assert repr(small).startswith("Tensor\n  dtype: float32\n  rank: 2\n  shape: [10,100]")
+    finally:
+        small.dispose()

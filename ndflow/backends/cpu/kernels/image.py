@@ -58,9 +58,44 @@ def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
     return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
 
 
+_RESIZE_CHUNK_BYTES = 1 << 18  # float64 scratch per block of output rows: stays in the core's L2 cache
+
+
+def _bilinear_rows(
+    img: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    cols: tuple[np.ndarray, np.ndarray, np.ndarray],
+    dest: np.ndarray,
+) -> None:
+    """Images (NHWC) resized into ``dest`` (a block of output rows) from that block's row indices."""
+    r0, r1, rf = rows
+    c0, c1, cf = cols
+    used = np.unique(np.concatenate([r0, r1]))
+    lo = int(used[0])
+    if used.size == int(used[-1]) - lo + 1:
+        src, top_at, bottom_at = img[:, lo : lo + used.size], r0 - lo, r1 - lo
+    else:  # strong downscaling: only the rows some output row reads
+        src, top_at, bottom_at = np.take(img, used, axis=1), np.searchsorted(used, r0), np.searchsorted(used, r1)
+    left = np.take(src, c0, axis=2).astype(np.float64)  # tl / bl for each source row used
+    step = np.take(src, c1, axis=2) - left  # tr - tl
+    step *= cf
+    left += step  # top / bottom for each source row used
+    top = np.take(left, top_at, axis=1)
+    bottom = np.take(left, bottom_at, axis=1)
+    bottom -= top
+    bottom *= rf[:, None, None]
+    top += bottom
+    dest[...] = top
+
+
 @cpu_kernel("ResizeBilinear")
 def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    """Bilinear resize of NHWC images to ``size``; always float32."""
+    """Bilinear resize of NHWC images to ``size``; always float32.
+
+    Per output pixel this is TF.js's ``top = tl + (tr - tl) * cf``, ``bottom = bl + (br - bl) * cf``,
+    ``top + (bottom - top) * rf`` in float64. It runs by blocks of output rows small enough for the
+    cache; within a block, the column step runs once per source row that the block reads (it depends
+    on the source row only), then the row step combines whole interpolated rows."""
     (images,) = inputs
     x = values_of(backend, images)
     batch, height, width, channels = x.shape
@@ -70,13 +105,17 @@ def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     align, half = _resize_attrs(attrs)
     r0, r1, rf = _bilinear_axis(height, new_h, align, half)
     c0, c1, cf = _bilinear_axis(width, new_w, align, half)
-    x = x.astype(np.float64)
-    cf = cf[None, None, :, None]
-    top, bottom = x[:, r0], x[:, r1]
-    top_l, bottom_l = top[:, :, c0], bottom[:, :, c0]
-    top = top_l + (top[:, :, c1] - top_l) * cf
-    bottom = bottom_l + (bottom[:, :, c1] - bottom_l) * cf
-    return out(backend, top + (bottom - top) * rf[None, :, None, None], "float32")
+    cols = (c0, c1, cf[:, None])
+    result = np.empty((batch, new_h, new_w, channels), np.float32)
+    row_bytes = new_w * channels * 8
+    images_per_block = max(1, _RESIZE_CHUNK_BYTES // (row_bytes * new_h))  # small images: several at once
+    block = max(1, _RESIZE_CHUNK_BYTES // row_bytes)
+    for b in range(0, batch, images_per_block):
+        e = min(batch, b + images_per_block)
+        for i in range(0, new_h, block):
+            j = min(new_h, i + block)
+            _bilinear_rows(x[b:e], (r0[i:j], r1[i:j], rf[i:j]), cols, result[b:e, i:j])
+    return out(backend, result, "float32")
 
 
 @cpu_kernel("ResizeNearestNeighbor")

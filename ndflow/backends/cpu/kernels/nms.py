@@ -1,13 +1,18 @@
 """Non-maximum suppression: NonMaxSuppressionV3 (indices), V4 (padded, with the valid count) and
 V5 (with scores, soft-NMS).
 
-Greedy selection in order of score (ties: the smaller box index first). The loop runs once per
-*selected* box (at most ``max_output_size``); each step computes the IoU of the new box with every
-remaining candidate at once and suppresses or decays them together. Soft-NMS follows TF.js's lazy
-heap exactly (see ``_refresh``).
+Greedy selection in order of score (ties: the smaller box index first). Hard NMS (no soft-NMS sigma)
+walks the candidates in that order in blocks: a block is first checked against the boxes selected so
+far (one IoU matrix), then resolved within itself (a second one), with one Python step per *selected*
+box; only as many blocks as it takes to select ``max_output_size`` boxes are looked at, so a detector's
+thousands of anchors cost a few small matrices. Soft-NMS decays scores, so each selection computes the
+IoU of the new box with every remaining candidate at once and follows TF.js's lazy heap exactly (see
+``_refresh``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -85,6 +90,9 @@ def suppress(
     """
     s = scores.astype(np.float64).reshape(-1)
     ids = np.flatnonzero(s > score_threshold)  # candidates, in index order
+    if soft_nms_sigma <= 0:
+        selected_ids = _hard(boxes.reshape(-1, 4), _by_score(s[ids], ids), max_output_size, iou_threshold)
+        return selected_ids.astype(np.int32), s[selected_ids]
     key = s[ids]
     fresh = key.copy()
     geometry = _Boxes(boxes)
@@ -103,6 +111,86 @@ def suppress(
         alive = ~(iou >= iou_threshold) & (fresh > score_threshold)
         ids, key, fresh = ids[alive], key[alive], fresh[alive]
     return np.array(selected, np.int32), np.array(selected_scores, np.float64)
+
+
+_HEAD = 1024  # candidates ordered first (with their ties); the rest are sorted only when NMS gets to them
+
+
+def _by_score(key: np.ndarray, ids: np.ndarray) -> Iterator[np.ndarray]:
+    """``ids`` best ``key`` first (ties: smaller index first), in pieces: the best ``_HEAD`` or so, then
+    (only when asked for) the rest. Hard NMS rarely looks past the first piece of a detector's anchors."""
+    if ids.size > 4 * _HEAD:
+        top = key >= np.partition(key, ids.size - _HEAD)[ids.size - _HEAD]  # the best _HEAD, and their ties
+        first = np.flatnonzero(top)
+        yield ids[first[np.argsort(-key[first], kind="stable")]]
+        rest = np.flatnonzero(~top)
+        yield ids[rest[np.argsort(-key[rest], kind="stable")]]
+    else:
+        yield ids[np.argsort(-key, kind="stable")]
+
+
+def _corners(boxes: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Rows ymin, xmin, ymax, xmax, area (float64) of boxes ``idx`` (``[y1, x1, y2, x2]``, either corner order)."""
+    b = boxes[idx].astype(np.float64)
+    c = np.empty((5, idx.size))
+    np.minimum(b[:, 0], b[:, 2], out=c[0])
+    np.minimum(b[:, 1], b[:, 3], out=c[1])
+    np.maximum(b[:, 0], b[:, 2], out=c[2])
+    np.maximum(b[:, 1], b[:, 3], out=c[3])
+    c[4] = (c[2] - c[0]) * (c[3] - c[1])
+    return c
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
+    """``IoU >= threshold`` for every pair of boxes of ``a`` (rows) and ``b`` (columns), from ``_corners``;
+    the arithmetic of ``_Boxes.iou`` (an IoU of 0 where an area is <= 0)."""
+    h = np.minimum(a[2][:, None], b[2]) - np.maximum(a[0][:, None], b[0])
+    w = np.minimum(a[3][:, None], b[3]) - np.maximum(a[1][:, None], b[1])
+    inter = np.maximum(h, 0.0) * np.maximum(w, 0.0)
+    area_a, area_b = a[4][:, None], b[4]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = inter / (area_a + area_b - inter)
+    return np.where((area_a <= 0) | (area_b <= 0), 0.0, iou) >= threshold
+
+
+def _hard(boxes: np.ndarray, pieces: Iterator[np.ndarray], max_output_size: int, iou_threshold: float) -> np.ndarray:
+    """Greedy hard NMS over the candidates (best first, from ``_by_score``): the selected box indices.
+
+    A candidate is kept when its IoU with every box kept before it is below ``iou_threshold``. Blocks
+    of candidates (growing from 64 to 2048) are filtered by the boxes already kept, then resolved within
+    themselves from one IoU matrix: each kept box removes the later block members it overlaps (one
+    Python step per kept box)."""
+    kept: list[int] = []
+    kept_corners = np.empty((5, 0))
+    size = 64
+    for piece in pieces:
+        pos = 0
+        while pos < piece.size and len(kept) < max_output_size:
+            block = piece[pos : pos + size]
+            pos += block.size
+            size = min(size * 2, 2048)
+            corners = _corners(boxes, block)
+            if kept:
+                free = ~_overlaps(kept_corners, corners, iou_threshold).any(axis=0)
+                block, corners = block[free], corners[:, free]
+            n = block.size
+            if n == 0:
+                continue
+            hit = _overlaps(corners, corners, iou_threshold)
+            alive = np.ones(n, bool)
+            take = [0]
+            j = 0
+            while len(kept) + len(take) < max_output_size and j + 1 < n:
+                alive[j + 1 :] &= ~hit[j, j + 1 :]
+                j += 1 + int(alive[j + 1 :].argmax())
+                if not alive[j]:
+                    break
+                take.append(j)
+            kept.extend(block[take].tolist())
+            kept_corners = np.concatenate([kept_corners, corners[:, take]], axis=1)
+        if len(kept) >= max_output_size:
+            break
+    return np.array(kept, np.int64)
 
 
 def _inputs(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray]:
