@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import parallel
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -17,6 +18,8 @@ def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
         va = np.swapaxes(va, -1, -2)
     if attrs.get("transpose_b"):
         vb = np.swapaxes(vb, -1, -2)
+    if va.ndim == 2 and vb.ndim == 2 and va.dtype == np.float32 == vb.dtype:
+        return out(backend, parallel.matmul(va, vb), a.dtype)  # large products over the cores
     return out(backend, np.matmul(va, vb), a.dtype)
 
 
