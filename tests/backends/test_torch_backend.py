@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -400,3 +403,15 @@ def test_stored_values_have_the_tensors_dtype(on_torch, make):
         assert stored.numel() == result.size
     finally:
         result.dispose()
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_importing_ndflow_makes_torch_threads_wait_passively(preset, expected):
+    """OpenMP's spinning threads made models 10-40x slower next to a busy process: ndflow asks for passive
+    waiting before torch loads, unless the user chose a policy."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    code = "import ndflow, os; print(os.environ.get('OMP_WAIT_POLICY'))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == expected
