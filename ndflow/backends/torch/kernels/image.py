@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as tnf
 
 from ..backend import TorchBackend
 from .common import F, Output, from_numpy, host, out, torch_kernel, values_of
@@ -74,6 +75,11 @@ def resize_bilinear(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
         return out(backend, torch.zeros(shape, dtype=F(), device=backend.device), "float32", shape)
     x = _work(values_of(backend, images))
     align, half = _resize_attrs(attrs)
+    if align != half and x.dtype is torch.float32:
+        # TF's half-pixel centers (source coordinate clamped at 0) and its align_corners are torch's two bilinear
+        # modes; torch's kernel is 10-20x faster than the gathers below. TF's legacy mode (neither) has no twin.
+        y = tnf.interpolate(x.permute(0, 3, 1, 2), size=(new_h, new_w), mode="bilinear", align_corners=align)
+        return out(backend, y.permute(0, 2, 3, 1), "float32", shape)
     r0, r1, rf = (from_numpy(backend, a) for a in _bilinear_axis(height, new_h, align, half))
     c0, c1, cf = (from_numpy(backend, a) for a in _bilinear_axis(width, new_w, align, half))
     cf = cf.to(x.dtype)[None, None, :, None]
