@@ -46,6 +46,19 @@ env().register_flag("CPU_JIT", numba_available, _set_enabled)
 env().register_flag("CPU_JIT_PARALLEL", lambda: False, lambda v: _state.__setitem__("parallel", bool(v)))
 
 
+# Keep the per-call plans of the compiled convolutions (``ndflow.backends.cpu.jit.plans``). On by default; off,
+# every call works out its geometry, route and epilogue again (the reference for the plans' tests).
+env().register_flag("CPU_CONV_PLANS", lambda: True, lambda v: _state.__setitem__("plans", bool(v)))
+
+
+def plans_enabled() -> bool:
+    """Whether the convolution kernels keep per-call plans (flag ``CPU_CONV_PLANS``)."""
+    on = _state.get("plans")
+    if on is None:
+        on = _state["plans"] = env().get_bool("CPU_CONV_PLANS")
+    return bool(on)
+
+
 def parallel() -> bool:
     """Whether large compiled loops run on numba's threads (flag ``CPU_JIT_PARALLEL``)."""
     on = _state.get("parallel")

@@ -8,6 +8,7 @@ imports numba: :func:`ndflow.backends.cpu.jit.kernels` does, on first use.
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -67,21 +68,37 @@ def _split_sigmoid(ep: Epilogue) -> tuple[Epilogue, bool]:
     return (ep._replace(act=0), True) if ep.act == SIGMOID else (ep, False)
 
 
+# How a bias or PReLU weights line up with the output channels (channel_layout).
+FLAT, WIDE = 1, 2
+
+
+def channel_layout(shape: tuple[int, ...], is_float32: bool, channels: int, ndim: int) -> int | None:
+    """FLAT (one value per channel) or WIDE (one value for every channel) when a float32 array of ``shape``
+    broadcasts along the last axis of a rank-``ndim`` output only; else None."""
+    if (
+        not is_float32
+        or len(shape) > ndim
+        or any(d != 1 for d in shape[:-1])
+        or (shape and shape[-1] not in (1, channels))
+    ):
+        return None
+    return FLAT if math.prod(shape) == channels else WIDE
+
+
+def per_channel_values(v: np.ndarray, layout: int, channels: int) -> np.ndarray:
+    """``v`` (of a :func:`channel_layout`) as a contiguous (channels,) float32 vector."""
+    flat = v.reshape(-1)
+    if layout == FLAT:
+        return np.ascontiguousarray(flat)
+    return np.full(channels, flat[0], dtype=np.float32)
+
+
 def _per_channel(v: np.ndarray | None, channels: int, ndim: int) -> np.ndarray | None:
     """``v`` as a (channels,) float32 vector when it broadcasts along the last axis only, else None."""
     if v is None:
         return _NONE
-    if (
-        v.dtype != np.float32
-        or v.ndim > ndim
-        or any(d != 1 for d in v.shape[:-1])
-        or (v.ndim and v.shape[-1] not in (1, channels))
-    ):
-        return None
-    flat = v.reshape(-1)
-    if flat.shape[0] == channels and flat.flags.c_contiguous:
-        return flat
-    return np.ascontiguousarray(np.broadcast_to(flat, (channels,)))
+    layout = channel_layout(v.shape, v.dtype == np.float32, channels, ndim)
+    return None if layout is None else per_channel_values(v, layout, channels)
 
 
 def make_epilogue(
@@ -116,40 +133,81 @@ def _float32_c(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
+# Routes of the compiled 2-D convolutions (Route.kind).
+DW3, DW3_FLAT, DW_FLAT, DW, BLOCKED, POINTWISE = range(6)
+
+
+class Route(NamedTuple):
+    """The shape-only decisions of a compiled 2-D convolution: which kernel runs it and with which integer
+    arguments. Computed from the geometry alone, so a plan (:mod:`.plans`) can keep it between calls."""
+
+    kind: int  # DW3, DW3_FLAT, DW_FLAT, DW (depthwise kernels), BLOCKED (im2col + products) or POINTWISE
+    out_shape: tuple[int, ...]  # channels-last output
+    work: int  # multiply-adds: runs below PARALLEL_MIN_WORK stay on the calling thread
+    static: tuple[int, ...]  # the compiled kernel's integer arguments
+
+
+def depthwise_route(info, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> Route | None:
+    """How a channels-last 2-D depthwise convolution runs compiled, or None when it cannot (not 2-D)."""
+    if len(info.filter_size) != 2 or len(x_shape) != 4 or len(w_shape) != 4:
+        return None
+    shape = (x_shape[0], *info.out_size, x_shape[-1] * w_shape[-1])
+    (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
+    work = math.prod(shape) * math.prod(info.filter_size)
+    if tuple(w_shape[:2]) == (3, 3) and w_shape[-1] == 1:
+        # 3x3: the nine taps summed in registers; a unit width stride runs along whole rows (weights tiled)
+        flat = sw == 1 and shape[3] < 64 and shape[2] * shape[3] <= FLAT_ROW_MAX
+        return Route(DW3_FLAT if flat else DW3, shape, work, (sh, sw, dh, dw, pt, pl))
+    if sw == 1 and w_shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
+        # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
+        return Route(DW_FLAT, shape, work, (sh, dh, dw, pt, pl))
+    return Route(DW, shape, work, (sh, sw, dh, dw, pt, pl))
+
+
+def _tiled(w: np.ndarray, out_w: int) -> np.ndarray:
+    """Taps ``(kh, kw, C)`` repeated along an output row: a C-contiguous ``(kh, kw, out_w * C)`` copy (what
+    ``np.tile(w, (1, 1, out_w))`` gives, without its microseconds of Python)."""
+    kh, kw, c = w.shape
+    return np.repeat(w.reshape(kh * kw, 1, c), out_w, axis=1).reshape(kh, kw, out_w * c)
+
+
+def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple, sigmoid: bool) -> np.ndarray:
+    """Run a depthwise route with the compiled kernels ``k``; ``ep_args`` from :meth:`Epilogue.args` (the
+    sigmoid split off: applied afterwards when ``sigmoid``)."""
+    y = np.empty(route.out_shape, dtype=np.float32)
+    if y.size == 0:
+        return y
+    threads = parallel() and route.work >= PARALLEL_MIN_WORK
+    x = _float32_c(x)
+    kind = route.kind
+    if kind == DW3 or kind == DW3_FLAT:
+        w3 = _float32_c(w[:, :, :, 0])
+        wt = _tiled(w3, route.out_shape[2]) if kind == DW3_FLAT else _NONE3
+        fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
+        fn(x, w3, wt, y, *route.static, *ep_args)
+    elif kind == DW_FLAT:
+        wt = _tiled(w[:, :, :, 0].astype(np.float32, copy=False), route.out_shape[2])
+        fn = k.depthwise_flat if threads else k.depthwise_flat_serial
+        fn(x, wt, y, *route.static, *ep_args)
+    else:
+        fn = k.depthwise if threads else k.depthwise_serial
+        fn(x, _float32_c(w), y, *route.static, *ep_args)
+    if sigmoid:
+        sigmoid_into(y, y)
+    return y
+
+
 def depthwise(x: np.ndarray, w: np.ndarray, info, epilogue: Epilogue = IDENTITY) -> np.ndarray | None:
     """Channels-last 2-D depthwise convolution (``w`` is ``[kh, kw, in, multiplier]``) with ``epilogue``,
     or None when the compiled path does not apply."""
-    if len(info.filter_size) != 2 or x.ndim != 4 or w.ndim != 4:
+    route = depthwise_route(info, x.shape, w.shape)
+    if route is None:
         return None
     k = kernels()
     if k is None:
         return None
-    shape = (x.shape[0], *info.out_size, x.shape[-1] * w.shape[-1])
-    y = np.empty(shape, dtype=np.float32)
-    if y.size == 0:
-        return y
-    (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
-    threads = parallel() and y.size * math.prod(info.filter_size) >= PARALLEL_MIN_WORK
-    x = _float32_c(x)
     epilogue, sigmoid = _split_sigmoid(epilogue)
-    if w.shape[:2] == (3, 3) and w.shape[-1] == 1:
-        # 3x3: the nine taps summed in registers; a unit width stride runs along whole rows (weights tiled)
-        w3 = _float32_c(w[:, :, :, 0])
-        flat = sw == 1 and shape[3] < 64 and shape[2] * shape[3] <= FLAT_ROW_MAX
-        wt = np.ascontiguousarray(np.tile(w3, (1, 1, shape[2]))) if flat else _NONE3
-        fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
-        fn(x, w3, wt, y, sh, sw, dh, dw, pt, pl, *epilogue.args(shape))
-    elif sw == 1 and w.shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
-        # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
-        wt = np.ascontiguousarray(np.tile(w[:, :, :, 0].astype(np.float32, copy=False), (1, 1, shape[2])))
-        fn = k.depthwise_flat if threads else k.depthwise_flat_serial
-        fn(x, wt, y, sh, dh, dw, pt, pl, *epilogue.args(shape))
-    else:
-        fn = k.depthwise if threads else k.depthwise_serial
-        fn(x, _float32_c(w), y, sh, sw, dh, dw, pt, pl, *epilogue.args(shape))
-    if sigmoid:
-        sigmoid_into(y, y)
-    return y
+    return run_depthwise(route, k, x, w, epilogue.args(route.out_shape), sigmoid)
 
 
 def epilogue(y: np.ndarray, ep: Epilogue) -> bool:
@@ -257,6 +315,63 @@ def im2col(x: np.ndarray, info) -> np.ndarray | None:
 # Column-matrix bytes per block of a blocked convolution: the block stays in L2 between im2col and the product.
 CONV_BLOCK_BYTES = 512 * 1024
 
+# Column buffers up to this many bytes are kept per thread and reused by the next blocked convolution.
+SCRATCH_MAX_BYTES = 4 * CONV_BLOCK_BYTES
+
+_scratch = threading.local()
+
+
+def _scratch_cols(rows: int, n_cols: int) -> np.ndarray:
+    """A ``(rows, n_cols)`` float32 work buffer: this thread's reused one when small enough (a thread's
+    blocked convolution never runs twice at once: the compiled code and BLAS call back into no Python)."""
+    size = rows * n_cols
+    if 4 * size > SCRATCH_MAX_BYTES:
+        return np.empty((rows, n_cols), dtype=np.float32)
+    buf = getattr(_scratch, "cols", None)
+    if buf is None or buf.size < size:
+        buf = _scratch.cols = np.empty(max(size, 1024), dtype=np.float32)
+    return buf[:size].reshape(rows, n_cols)
+
+
+def conv_route(info, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> Route | None:
+    """How a channels-last 2-D convolution runs blocked (im2col and matrix products over blocks of output rows),
+    or None when it cannot (not 2-D, or nothing to compute)."""
+    if len(info.filter_size) != 2 or len(x_shape) != 4:
+        return None
+    (kh, kw), (sh, sw), (dh, dw) = info.filter_size, info.strides, info.dilations
+    out_h, out_w = info.out_size
+    n_cols = kh * kw * x_shape[-1]
+    shape = (x_shape[0], out_h, out_w, w_shape[-1])
+    if math.prod(shape) == 0 or n_cols == 0:
+        return None
+    static = (kh, kw, sh, sw, dh, dw, info.pads[0][0], info.pads[1][0], out_h, out_w)
+    return Route(BLOCKED, shape, math.prod(shape) * n_cols, static)
+
+
+def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | None = None) -> np.ndarray:
+    """Run a blocked route with the compiled kernels ``k``: per block of output rows, im2col into a reused
+    buffer, one matrix product, then (``ep_args``, from :meth:`Epilogue.args` for the 2-D output, sigmoid
+    excluded) the epilogue while the block's output is still in cache."""
+    batch, out_h, out_w, out_channels = route.out_shape
+    rows = batch * out_h
+    n_cols = route.static[0] * route.static[1] * x.shape[-1]
+    block = max(1, CONV_BLOCK_BYTES // (4 * out_w * n_cols))
+    y = np.empty((rows * out_w, out_channels), dtype=np.float32)
+    cols = _scratch_cols(min(block, rows) * out_w, n_cols)
+    w2 = np.ascontiguousarray(w.reshape(n_cols, out_channels))
+    xc = np.ascontiguousarray(x)
+    if ep_args is not None:
+        bias, add, act, alpha, slopes = ep_args
+    for r0 in range(0, rows, block):
+        r1 = min(rows, r0 + block)
+        c = cols[: (r1 - r0) * out_w]
+        k.im2col2d(xc, c, *route.static, r0, r1)
+        yb = y[r0 * out_w : r1 * out_w]
+        np.matmul(c, w2, out=yb)
+        if ep_args is not None:
+            k.epilogue_serial(yb, bias, add[r0 * out_w : r1 * out_w] if add.size else add, act, alpha, slopes)
+    return y.reshape(route.out_shape)
+
 
 def conv2d(x: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
     """Channels-last float32 2-D convolution (``w`` is ``[kh, kw, in, out]``) as im2col and matrix products over
@@ -266,22 +381,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
     k = kernels()
     if k is None:
         return None
-    (kh, kw), (sh, sw), (dh, dw) = info.filter_size, info.strides, info.dilations
-    out_h, out_w = info.out_size
-    rows = x.shape[0] * out_h
-    n_cols = kh * kw * x.shape[-1]
-    out_channels = w.shape[-1]
-    if rows * out_w * out_channels == 0 or n_cols == 0:
-        return np.zeros((x.shape[0], out_h, out_w, out_channels), dtype=np.float32)
-    y = np.empty((rows * out_w, out_channels), dtype=np.float32)
-    block = max(1, CONV_BLOCK_BYTES // (4 * out_w * n_cols))
-    cols = np.empty((min(block, rows) * out_w, n_cols), dtype=np.float32)
-    w2 = np.ascontiguousarray(w.reshape(n_cols, out_channels))
-    xc = np.ascontiguousarray(x)
-    pt, pl = info.pads[0][0], info.pads[1][0]
-    for r0 in range(0, rows, block):
-        r1 = min(rows, r0 + block)
-        c = cols[: (r1 - r0) * out_w]
-        k.im2col2d(xc, c, kh, kw, sh, sw, dh, dw, pt, pl, out_h, out_w, r0, r1)
-        np.matmul(c, w2, out=y[r0 * out_w : r1 * out_w])
-    return y.reshape(x.shape[0], out_h, out_w, out_channels)
+    route = conv_route(info, x.shape, w.shape)
+    if route is None:
+        return np.zeros((x.shape[0], *info.out_size, w.shape[-1]), dtype=np.float32)
+    return run_blocked(route, k, x, w)

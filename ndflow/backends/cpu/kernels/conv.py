@@ -7,7 +7,8 @@ over the filter taps adding vectorised slices); with numba (``ndflow.backends.cp
 backward-input pass runs one matrix product per tap into a reused buffer and a compiled scatter-add
 instead (no taps-times-larger column matrix), and the 2-D forward pass writes its columns in one compiled
 pass (no padded copy of the input), in blocks of output rows whose columns stay in cache for the matrix
-product. NCHW inputs are transposed in and out.
+product. NCHW inputs are transposed in and out. With numba, channels-last float32 Conv2D (and the fused and
+depthwise kernels) run through a plan cached per call signature (:func:`planned`, :mod:`..jit.plans`).
 
 Attributes (TF.js's, in snake_case): ``strides``, ``pad`` (``'same'``, ``'valid'``, an int or
 explicit pairs), ``data_format`` (``'NHWC'``/``'NCHW'``), ``dilations``, ``dim_rounding_mode``;
@@ -16,6 +17,7 @@ the backprop kernels take ``input_shape`` / ``filter_shape`` too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -25,6 +27,7 @@ from numpy.lib.stride_tricks import as_strided
 from ....core.conv_util import ConvInfo, conv_info
 from ..backend import CPUBackend
 from ..jit import ops as jit_ops
+from ..jit import plans
 from .common import Output, cpu_kernel, out, values_of
 
 # ----------------------------------------------------------------------------- n-d helpers
@@ -43,21 +46,18 @@ def info_from_attrs(
     in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool = False
 ) -> ConvInfo:
     """The geometry of a kernel call from TF.js-style attributes (cached: models repeat the same calls)."""
-    key = (
-        tuple(in_shape),
-        tuple(filter_shape),
-        kernel,
-        depthwise,
-        _frozen(attrs.get("strides", 1)),
-        _frozen(attrs.get("dilations", 1)),
-        _frozen(attrs.get("pad", "valid")),
-        attrs.get("dim_rounding_mode"),
-        attrs.get("data_format"),
-    )
+    get = attrs.get
+    strides, dilations, pad = get("strides", 1), get("dilations", 1), get("pad", "valid")
+    rest = (get("dim_rounding_mode"), get("data_format"))
+    key = (tuple(in_shape), tuple(filter_shape), kernel, depthwise, strides, dilations, pad, *rest)
     try:
         info = _INFO_CACHE.get(key)
-    except TypeError:  # an unhashable attribute value: compute it (and let conv_info report it)
-        return _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
+    except TypeError:  # lists (explicit pads) in the attributes: their hashable form
+        key = (*key[:4], _frozen(strides), _frozen(dilations), _frozen(pad), *rest)
+        try:
+            info = _INFO_CACHE.get(key)
+        except TypeError:  # an unhashable attribute value: compute it (and let conv_info report it)
+            return _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
     if info is None:
         info = _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
         if len(_INFO_CACHE) >= _INFO_CACHE_SIZE:
@@ -152,16 +152,20 @@ def tap_slices(tap: tuple[int, ...], info: ConvInfo) -> tuple[slice, ...]:
     )
 
 
-def is_pointwise(x: np.ndarray, info: ConvInfo) -> bool:
-    """Whether the convolution is 1x1 without padding or strides on a C-contiguous input: the input is then
-    already the column matrix."""
+def _is_pointwise_geometry(info: ConvInfo, in_shape: tuple[int, ...]) -> bool:
+    """:func:`is_pointwise` from the shapes alone (contiguity is checked per call)."""
     return (
         all(f == 1 for f in info.filter_size)
         and all(s == 1 for s in info.strides)
         and all(p == (0, 0) for p in info.pads)
-        and tuple(info.out_size) == tuple(x.shape[1:-1])
-        and x.flags.c_contiguous
+        and tuple(info.out_size) == tuple(in_shape[1:-1])
     )
+
+
+def is_pointwise(x: np.ndarray, info: ConvInfo) -> bool:
+    """Whether the convolution is 1x1 without padding or strides on a C-contiguous input: the input is then
+    already the column matrix."""
+    return _is_pointwise_geometry(info, x.shape) and x.flags.c_contiguous
 
 
 def im2col(x: np.ndarray, info: ConvInfo) -> np.ndarray:
@@ -234,12 +238,91 @@ def values(backend: CPUBackend, t: object, dtype: type = np.float32) -> np.ndarr
     return v if v.dtype == dtype else v.astype(dtype)
 
 
+# ----------------------------------------------------------------------------- plans
+
+
+def conv_input_slots(n_inputs: int, attrs: dict) -> tuple[int, int, int]:
+    """Indexes (-1: none) of the bias, the residual and the PReLU weights among a fused convolution's inputs:
+    ``(x, filter)``, then the bias when there is one, then the residual (``residual: True``), then the PReLU
+    weights (``activation == 'prelu'``)."""
+    rest = list(range(2, n_inputs))
+    prelu = rest.pop() if (attrs.get("activation") or "linear") == "prelu" and rest else -1
+    residual = -1
+    if attrs.get("residual"):
+        if not rest:
+            raise ValueError("fused convolution with residual=True needs the residual input")
+        residual = rest.pop()
+    bias = rest[0] if rest else -1
+    return bias, residual, prelu
+
+
+def _build_plan(kernel: str, depthwise: bool, fused: bool, inputs: tuple, attrs: dict) -> plans.ConvPlan | None:
+    """The plan of a 2-D (depthwise) convolution call, or None where its compiled path does not apply (not
+    channels-last float32, an empty tensor, an epilogue the compiled code cannot apply)."""
+    slots = conv_input_slots(len(inputs), attrs) if fused else (-1, -1, -1)
+    x, f = inputs[0], inputs[1]
+    info = info_from_attrs(x.shape, f.shape, attrs, kernel, depthwise)
+    if not info.channels_last or x.dtype != "float32" or f.dtype != "float32" or len(x.shape) != 4:
+        return None
+    if 0 in x.shape or 0 in f.shape or 0 in info.out_shape:
+        return None
+    if depthwise:
+        route = jit_ops.depthwise_route(info, x.shape, f.shape)
+    elif _is_pointwise_geometry(info, x.shape):
+        route = plans.pointwise_route(info.out_shape, x.shape[-1])
+    else:
+        route = jit_ops.conv_route(info, x.shape, f.shape)
+    if route is None:
+        return None
+    epilogue = plans.IDENTITY
+    if fused:
+        epilogue = plans.epilogue_plan(
+            slots,
+            [t.shape for t in inputs],
+            [t.dtype for t in inputs],
+            attrs.get("activation") or "linear",
+            attrs.get("leakyrelu_alpha", 0.2),
+            info.out_shape,
+        )
+        if epilogue is None:
+            return None
+    return plans.ConvPlan(route, epilogue)
+
+
+_BUILDERS = {
+    (kernel, depthwise, fused): functools.partial(_build_plan, kernel, depthwise, fused)
+    for kernel, depthwise, fused in (
+        ("Conv2D", False, False),
+        ("FusedConv2D", False, True),
+        ("DepthwiseConv2dNative", True, False),
+        ("FusedDepthwiseConv2D", True, True),
+    )
+}
+
+
+def planned(
+    backend: CPUBackend, kernel: str, inputs: tuple, attrs: dict, depthwise: bool, fused: bool
+) -> Output | None:
+    """The output of a 2-D convolution kernel through its cached plan (:mod:`..jit.plans`), or None when it has
+    none (the caller then runs its unplanned path, which gives the same result)."""
+    plan = plans.PLANS.lookup(kernel, inputs, attrs, _BUILDERS[kernel, depthwise, fused])
+    if plan is None:
+        return None
+    y = plans.run(plan, [values_of(backend, t) for t in inputs])
+    if y is None:
+        return None
+    return backend.store(y), y.shape, "float32"
+
+
 # ----------------------------------------------------------------------------- kernels
 
 
 @cpu_kernel("Conv2D")
 def conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
+    result = planned(backend, "Conv2D", inputs, attrs, False, False)
+    if result is not None:
+        return result
     x, f = inputs
     info = info_from_attrs(x.shape, f.shape, attrs, "Conv2D")
     y = conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info)

@@ -22,6 +22,7 @@ from .conv import (
     needed_size,
     padded_input,
     place,
+    planned,
     tap_slices,
     to_channels_last,
     values,
@@ -92,6 +93,9 @@ def depthwise_backprop_filter(x: np.ndarray, dy: np.ndarray, info, filter_shape:
 @cpu_kernel("DepthwiseConv2dNative")
 def depthwise_conv2d_native(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; one filter (times a channel multiplier) per input channel."""
+    result = planned(backend, "DepthwiseConv2dNative", inputs, attrs, True, False)
+    if result is not None:
+        return result
     x, f = inputs
     info = info_from_attrs(x.shape, f.shape, attrs, "DepthwiseConv2dNative", depthwise=True)
     y = depthwise_forward(to_channels_last(values(backend, x), info), values(backend, f), info)

@@ -7,7 +7,8 @@ plus ``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``
 ``leakyrelu_alpha``. Bias, residual and activation work on the product's own buffer. With NCHW, a 1-D bias
 or 1-D PReLU weights line up with the channels, as in TF.js. With numba, a channels-last float32
 output gets its bias and activation in one compiled pass (written row by row, while the depthwise
-kernel still has the row in cache) instead of a numpy pass per step.
+kernel still has the row in cache) instead of a numpy pass per step. Those calls go through a plan cached per
+call signature (:mod:`..jit.plans`): the second call of a model's node does only the numeric work.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import numpy as np
 from ..backend import CPUBackend
 from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
-from .conv import conv_forward, from_channels_last, info_from_attrs, to_channels_last, values
+from .conv import (
+    conv_forward,
+    conv_input_slots,
+    from_channels_last,
+    info_from_attrs,
+    planned,
+    to_channels_last,
+    values,
+)
 from .depthwise import depthwise_forward
 
 ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
@@ -33,17 +42,13 @@ def split_inputs(inputs: tuple, activation: str) -> tuple[tuple, object, object]
 
 def split_conv_inputs(inputs: tuple, attrs: dict) -> tuple[tuple, object, object, object]:
     """``(main inputs, bias or None, residual or None, prelu weights or None)`` of a fused convolution."""
-    activation = attrs.get("activation") or "linear"
-    if not attrs.get("residual"):
-        main, bias, prelu = split_inputs(inputs, activation)
-        return main, bias, None, prelu
-    main, rest = inputs[:2], list(inputs[2:])
-    prelu = rest.pop() if activation == "prelu" and rest else None
-    if not rest:
-        raise ValueError("fused convolution with residual=True needs the residual input")
-    residual = rest.pop()
-    bias = rest[0] if rest else None
-    return main, bias, residual, prelu
+    bias, residual, prelu = conv_input_slots(len(inputs), attrs)
+    return (
+        inputs[:2],
+        inputs[bias] if bias >= 0 else None,
+        inputs[residual] if residual >= 0 else None,
+        inputs[prelu] if prelu >= 0 else None,
+    )
 
 
 def add_residual(y: np.ndarray, residual: np.ndarray, kernel: str) -> np.ndarray:
@@ -129,6 +134,9 @@ def _finish(
 @cpu_kernel("FusedConv2D")
 def fused_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
+    result = planned(backend, "FusedConv2D", inputs, attrs, False, True)
+    if result is not None:
+        return result
     (x, f), bias, residual, prelu = split_conv_inputs(inputs, attrs)
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedConv2D")
     y = conv_forward(to_channels_last(values(backend, x), info), values(backend, f), info)
@@ -158,6 +166,9 @@ def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, ch
 @cpu_kernel("FusedDepthwiseConv2D")
 def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """DepthwiseConv2dNative, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
+    result = planned(backend, "FusedDepthwiseConv2D", inputs, attrs, True, True)
+    if result is not None:
+        return result
     (x, f), bias, residual, prelu = split_conv_inputs(inputs, attrs)
     info = info_from_attrs(x.shape, f.shape, attrs, "FusedDepthwiseConv2D", depthwise=True)
     xv = to_channels_last(values(backend, x), info)

@@ -1,0 +1,202 @@
+"""Per-call plans of the compiled 2-D convolutions: a call's shape-only work, done once per call signature.
+
+A model calls each convolution node with the same shapes and attributes on every run, and at MobileNet sizes
+the Python around a kernel (geometry from the attributes, the route, the epilogue's layout, argument checks)
+costs a tenth of the numeric work. A :class:`ConvPlan` keeps what depends only on the call's signature (kernel
+name, attributes, the inputs' shapes and dtypes): the geometry's route (a pointwise matrix product, blocked
+im2col products, one of the depthwise kernels, with their integer arguments) and the epilogue's layout (which
+inputs are the bias, the residual and the PReLU weights, and how they line up with the channels). Running a plan
+reads the input arrays, allocates the output and calls BLAS and the compiled code; the results are those of the
+unplanned path (the same calls in the same order).
+
+Plans live in a small LRU cache (:data:`PLANS`) keyed by that signature; a signature whose values do not hash
+(lists in the attributes, a numpy stride) is never planned. The flag ``CPU_CONV_PLANS`` turns plans off.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from . import ACTIVATION_CODES, kernels, parallel, plans_enabled
+from .ops import (
+    _NONE,
+    _NONE2,
+    _NONE4,
+    BLOCKED,
+    PARALLEL_MIN_WORK,
+    POINTWISE,
+    SIGMOID,
+    Route,
+    channel_layout,
+    per_channel_values,
+    run_blocked,
+    run_depthwise,
+    sigmoid_into,
+)
+
+PLAN_CACHE_SIZE = 1024
+
+
+class EpiloguePlan(NamedTuple):
+    """Where a fused kernel's bias, residual and PReLU weights are among its inputs (-1: none), how the bias and
+    weights line up with the channels (``ops.FLAT`` or ``ops.WIDE``), and the activation (sigmoid split off)."""
+
+    bias: int
+    bias_layout: int
+    add: int
+    prelu: int
+    prelu_layout: int
+    act: int  # an ACTIVATION_CODES value other than sigmoid's
+    alpha: np.float32  # leakyrelu's slope
+    sigmoid: bool  # apply the sigmoid after the compiled epilogue (numpy's passes, as the unplanned path)
+
+    @property
+    def is_identity(self) -> bool:
+        """No bias, no residual, no activation other than a sigmoid."""
+        return self.act == 0 and self.bias < 0 and self.add < 0
+
+    def args(self, arrays: Sequence[np.ndarray], channels: int, add_shape: tuple[int, ...]) -> tuple:
+        """The compiled kernels' epilogue arguments for a call's input ``arrays`` (the residual as ``add_shape``)."""
+        bias = _NONE if self.bias < 0 else per_channel_values(arrays[self.bias], self.bias_layout, channels)
+        slopes = _NONE if self.prelu < 0 else per_channel_values(arrays[self.prelu], self.prelu_layout, channels)
+        if self.add >= 0:
+            add = np.ascontiguousarray(arrays[self.add]).reshape(add_shape)
+        else:
+            add = _NONE2 if len(add_shape) == 2 else _NONE4
+        return bias, add, self.act, self.alpha, slopes
+
+
+IDENTITY = EpiloguePlan(-1, 0, -1, -1, 0, 0, np.float32(0), False)
+
+
+def epilogue_plan(
+    slots: tuple[int, int, int],
+    shapes: Sequence[tuple[int, ...]],
+    dtypes: Sequence[str],
+    activation: str,
+    leakyrelu_alpha: float,
+    out_shape: tuple[int, ...],
+) -> EpiloguePlan | None:
+    """The epilogue of a fused kernel whose inputs have ``shapes`` and ``dtypes``, with the bias, residual and
+    PReLU weights at ``slots`` (-1: none), on a channels-last float32 output of ``out_shape``; None where the
+    compiled epilogue does not apply (the same cases as :func:`ops.make_epilogue`)."""
+    act = ACTIVATION_CODES.get(activation)
+    if act is None:
+        return None
+    bias, add, prelu = slots
+    channels, ndim = out_shape[-1], len(out_shape)
+    bias_layout = prelu_layout = 0
+    if bias >= 0:
+        bias_layout = channel_layout(tuple(shapes[bias]), dtypes[bias] == "float32", channels, ndim)
+        if bias_layout is None:
+            return None
+    if activation == "prelu":
+        if prelu < 0:
+            return None
+        prelu_layout = channel_layout(tuple(shapes[prelu]), dtypes[prelu] == "float32", channels, ndim)
+        if prelu_layout is None:
+            return None
+    else:
+        prelu = -1
+    if add >= 0 and (dtypes[add] != "float32" or tuple(shapes[add]) != tuple(out_shape)):
+        return None
+    sigmoid = act == SIGMOID
+    return EpiloguePlan(
+        bias, bias_layout, add, prelu, prelu_layout, 0 if sigmoid else act, np.float32(leakyrelu_alpha), sigmoid
+    )
+
+
+class ConvPlan(NamedTuple):
+    """What a convolution call needs beyond its input arrays: the route and the epilogue."""
+
+    route: Route
+    epilogue: EpiloguePlan
+
+
+def pointwise_route(out_shape: tuple[int, ...], in_channels: int) -> Route:
+    """A 1x1 convolution without padding or strides: one matrix product of the (contiguous) input's rows."""
+    rows = out_shape[0] * out_shape[1] * out_shape[2]
+    return Route(POINTWISE, out_shape, rows * in_channels * out_shape[3], (rows, in_channels, out_shape[3]))
+
+
+def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The channels-last float32 output of a planned call on its input ``arrays`` (``x`` and the filter first),
+    or None when the compiled path does not apply now (JIT off, an input that is not C-contiguous)."""
+    k = kernels()
+    if k is None:
+        return None
+    route, ep = plan.route, plan.epilogue
+    x, w = arrays[0], arrays[1]
+    kind = route.kind
+    if kind == POINTWISE:
+        if not x.flags.c_contiguous:
+            return None
+        rows, depth, channels = route.static
+        y = np.empty((rows, channels), dtype=np.float32)
+        np.matmul(x.reshape(rows, depth), w.reshape(depth, channels), out=y)
+        if not ep.is_identity:
+            fn = k.epilogue if parallel() and y.size >= PARALLEL_MIN_WORK else k.epilogue_serial
+            fn(y, *ep.args(arrays, channels, y.shape))
+        y = y.reshape(route.out_shape)
+    elif kind == BLOCKED:
+        channels = route.out_shape[3]
+        rows = route.out_shape[0] * route.out_shape[1] * route.out_shape[2]
+        y = run_blocked(route, k, x, w, None if ep.is_identity else ep.args(arrays, channels, (rows, channels)))
+    else:
+        return run_depthwise(route, k, x, w, ep.args(arrays, route.out_shape[3], route.out_shape), ep.sigmoid)
+    if ep.sigmoid:
+        sigmoid_into(y, y)
+    return y
+
+
+_MISSING = object()
+
+
+class PlanCache:
+    """Plans (or None: not plannable) by call signature, least recently used evicted beyond ``size``."""
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+        self.size = size
+        self._plans: OrderedDict[tuple, ConvPlan | None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def clear(self) -> None:
+        self._plans.clear()
+
+    def lookup(
+        self, kernel: str, inputs: tuple, attrs: dict, build: Callable[[tuple, dict], ConvPlan | None]
+    ) -> ConvPlan | None:
+        """The plan of kernel ``kernel`` called on ``inputs`` (tensors) with ``attrs``, made by ``build(inputs,
+        attrs)`` on a miss (whose errors propagate, and are not cached); None where plans are off, the
+        signature does not hash, or ``build`` found nothing to plan."""
+        if not plans_enabled():
+            return None
+        try:
+            key = (kernel, tuple(attrs.items()), *[(t.shape, t.dtype) for t in inputs])
+            plan = self._plans.get(key, _MISSING)
+        except TypeError:  # an unhashable attribute value: not planned
+            return None
+        if plan is _MISSING:
+            plan = build(inputs, attrs)
+            self._plans[key] = plan
+            if len(self._plans) > self.size:
+                try:
+                    self._plans.popitem(last=False)
+                except KeyError:  # emptied meanwhile by another thread
+                    pass
+        else:
+            try:
+                self._plans.move_to_end(key)
+            except KeyError:  # evicted meanwhile by another thread
+                pass
+        return plan  # type: ignore[return-value]
+
+
+#: The cpu convolution kernels' plans.
+PLANS = PlanCache()
