@@ -18,9 +18,17 @@ def reduction_axes(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> lis
 
 
 def unbroadcast(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``dy`` over broadcast axes so that it has ``shape`` (the input's shape)."""
+    """Sum ``dy`` over broadcast axes so that it has ``shape`` (the input's shape).
+
+    One kernel where one suffices: axes stretched from 1 are kept (size 1) by the sum itself, and a
+    reshape follows only when leading axes were added *and* others stretched.
+    """
     if dy.shape == shape:
         return dy
     axes = reduction_axes(shape, dy.shape)
-    summed = sum(dy, axes) if axes else dy
+    if not axes:
+        return reshape(dy, list(shape))
+    added = len(dy.shape) - len(shape)
+    stretched = any(a >= added for a in axes)
+    summed = sum(dy, axes, stretched)
     return reshape(summed, list(shape)) if summed.shape != shape else summed

@@ -16,11 +16,9 @@ from ..ops import (
     cosh,
     div,
     div_no_nan,
+    equal,
     exp,
-    greater_equal,
     imag,
-    less_equal,
-    logical_and,
     mul,
     neg,
     real,
@@ -105,14 +103,13 @@ def _atan2(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _clip_by_value(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
-    """dy where ``clip_value_min <= x <= clip_value_max`` (bounds included, as TF.js), else 0."""
-    (x,) = saved
+    """dy where ``clip_value_min <= x <= clip_value_max`` (bounds included, as TF.js), else 0.
 
-    def dx() -> Tensor:
-        inside = logical_and(greater_equal(x, attrs["clip_value_min"]), less_equal(x, attrs["clip_value_max"]))
-        return where(inside, dy, zeros_like(dy))
-
-    return [dx]
+    Read off the saved output: x is inside the bounds exactly where clipping left it unchanged
+    (``y == x``; NaN, which clipping keeps, is never equal). Two kernels instead of TF.js's five.
+    """
+    x, y = saved
+    return [lambda: where(equal(x, y), dy, 0.0)]
 
 
 def _add_n(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -137,6 +134,6 @@ def _complex_abs(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list
 
 
 register_gradient("Atan2", _atan2, inputs_to_save=[0, 1])
-register_gradient("ClipByValue", _clip_by_value, inputs_to_save=[0])
+register_gradient("ClipByValue", _clip_by_value, inputs_to_save=[0], outputs_to_save=[True])
 register_gradient("AddN", _add_n, save_all_inputs=True)
 register_gradient("ComplexAbs", _complex_abs, inputs_to_save=[0])

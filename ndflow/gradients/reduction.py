@@ -14,20 +14,26 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[int]:
     return [1 if i in axes else d for i, d in enumerate(shape)]
 
 
+def _kept(t: Tensor, shape: list[int]) -> Tensor:
+    """``t`` (a reduction's result or its gradient) aligned for broadcasting against the input: reshaped
+    to ``shape`` (the reduced axes kept as 1s), without a kernel where broadcasting already aligns it
+    (the reduced axes were leading ones, or were kept)."""
+    missing = len(shape) - t.rank
+    if missing >= 0 and all(d == 1 for d in shape[:missing]) and list(t.shape) == shape[missing:]:
+        return t
+    return reshape(t, shape)
+
+
 def _sum(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     (x,) = saved
-    return [lambda: broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), list(x.shape))]
+    return [lambda: broadcast_to(_kept(dy, _kept_shape(x.shape, attrs["axis"])), list(x.shape))]
 
 
 def _mean(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
+    """dy / count spread over the reduced axes (divided before it is spread: the same values, fewer divisions)."""
     (x,) = saved
     count = math.prod(x.shape[a] for a in attrs["axis"])
-
-    def dx() -> Tensor:
-        spread = broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), list(x.shape))
-        return div(spread, float(count))
-
-    return [dx]
+    return [lambda: broadcast_to(div(_kept(dy, _kept_shape(x.shape, attrs["axis"])), float(count)), list(x.shape))]
 
 
 def _extreme(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -36,8 +42,8 @@ def _extreme(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
     def dx() -> Tensor:
         shape = _kept_shape(x.shape, attrs["axis"])
-        hit = cast(equal(x, reshape(y, shape)), "float32")
-        return mul(broadcast_to(reshape(dy, shape), list(x.shape)), hit)
+        hit = cast(equal(x, _kept(y, shape)), "float32")  # x's shape: the product below broadcasts dy to it
+        return mul(_kept(dy, shape), hit)
 
     return [dx]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from .. import ops
 from ..core.engine import ENGINE
-from ..core.globals import tidy
 from ..core.tensor import Tensor
 from ..ops import fused
 from .naming import to_camel_case
+from .utils import tidy
 
 DATA_FORMATS = ("channelsFirst", "channelsLast")
 

@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.globals import tidy
 from ..core.tensor import Tensor, Variable
 from ..ops import clone
 from ..ops import tensor as make_tensor
@@ -43,6 +42,7 @@ from .utils import (
     shape_str,
     shape_to_json,
     singleton_or_list,
+    tidy,
     to_list,
 )
 from .variables import LayerVariable

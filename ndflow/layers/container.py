@@ -14,7 +14,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .base import DisposeResult, Layer
 from .container_config import ContainerConfigMixin, deserialize_layer  # noqa: F401  (re-exported)
@@ -22,7 +21,7 @@ from .executor import FeedDict, execute
 from .inputs import InputLayer
 from .naming import get_uid
 from .topology import Node, SymbolicTensor
-from .utils import Shape, normalize_shape_list, shape_str, singleton_or_list, to_list
+from .utils import Shape, normalize_shape_list, shape_str, singleton_or_list, tidy, to_list
 from .variables import LayerVariable, batch_set_value
 
 logger = logging.getLogger("ndflow")

@@ -15,10 +15,10 @@ import math
 from collections.abc import Callable
 
 from .. import ops
-from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .backend import epsilon
 from .naming import to_camel_case
+from .utils import tidy
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
 _MAX_VALUE = math.inf  # TF.js clips at Number.MAX_VALUE: no upper bound
@@ -110,7 +110,8 @@ def categorical_crossentropy(target: Tensor, output: Tensor, from_logits: bool =
         else:
             out = ops.div(out, ops.sum(out, out.rank - 1, True))
         out = ops.clip_by_value(out, epsilon(), 1 - epsilon())
-        return ops.neg(ops.sum(ops.mul(ops.cast(target, "float32"), ops.log(out)), out.rank - 1))
+        labels = target if target.dtype == "float32" else ops.cast(target, "float32")
+        return ops.neg(ops.sum(ops.mul(labels, ops.log(out)), out.rank - 1))
 
     return tidy(run)
 

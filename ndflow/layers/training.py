@@ -171,7 +171,10 @@ class TrainingMixin(CompileMixin):
                     loss = loss_fn(targets[i], outputs[i])
                     if sample_weights[i] is not None:
                         loss = compute_weighted_loss(loss, sample_weights[i])
-                    loss_values.append(ops.mean(loss))
+                    # Each output's mean loss is a metric only with several outputs; with one, the mean
+                    # of the total below is the same value (TF.js computes it twice).
+                    if n_out > 1:
+                        loss_values.append(ops.mean(loss))
                     total = loss if i == 0 else ops.add(total, loss)
                 for i, (metric, output_index) in enumerate(self.metrics_tensors):
                     if n_out > 1 and i < n_out:

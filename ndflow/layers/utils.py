@@ -5,12 +5,23 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.engine import ENGINE
 from .naming import to_camel_case, to_snake_case
 
 Shape = tuple  # a shape: a tuple of int | None (None: unknown, usually the batch size)
+
+
+def tidy(fn: Callable[[], Any]) -> Any:
+    """``nf.tidy(fn)`` for a function of no arguments, run straight on the engine.
+
+    The public ``tidy`` inspects ``fn``'s signature on each call (to refuse a function that needs
+    arguments); the layers call it for every layer on every step, where that check costs more than
+    a small kernel.
+    """
+    return ENGINE.tidy(None, fn, (), {})
 
 
 def to_list(x: Any) -> list:

