@@ -91,6 +91,16 @@ class Backend:
         """Release everything the backend holds."""
 
 
+class DataInfo:
+    """Engine-side facts about one data buffer, shared by every tensor that uses it."""
+
+    __slots__ = ("backend", "nbytes")
+
+    def __init__(self, backend: Backend, size_bytes: int) -> None:
+        self.backend = backend
+        self.nbytes = size_bytes
+
+
 class RefCountedStore:
     """The data store shared by ndflow's backends: ``self.data`` maps data ids to records that have a
     ``ref_count``; subclasses free whatever else a record holds in :meth:`release_record`."""

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from . import tensor as tensor_module
-from .backend import Backend
+from .backend import Backend, DataInfo
 from .containers import walk_tensors
+from .direct_path import DirectPath
 from .dtypes import BYTES_PER_ELEMENT, nbytes
 from .flags import env
 from .kernel_registry import KernelConfig, direct_table, get_gradient, kernel_table
@@ -41,17 +42,6 @@ logger = logging.getLogger("ndflow")
 KernelOutput = tuple[int, tuple[int, ...], str]
 
 _NO_DIRECT: dict[str, Callable[..., Any]] = {}
-_FLOAT32_MAX = 3.4028234663852886e38
-
-
-class DataInfo:
-    """Engine-side facts about one data buffer, shared by every tensor that uses it."""
-
-    __slots__ = ("backend", "nbytes")
-
-    def __init__(self, backend: Backend, size_bytes: int) -> None:
-        self.backend = backend
-        self.nbytes = size_bytes
 
 
 class Scope:
@@ -63,7 +53,7 @@ class Scope:
         self.id = scope_id
 
 
-class Engine:
+class Engine(DirectPath):
     def __init__(self) -> None:
         self._factories: dict[str, tuple[Callable[[], Backend], int]] = {}
         self._instances: dict[str, Backend] = {}
@@ -328,63 +318,26 @@ class Engine:
             if t._info.backend is not backend:
                 self._move(t, backend)
         if self._slow:
-            return self._run_kernel_observed(config, backend, inputs, attrs)
+            if self.debug or self._profiles:
+                return self._run_kernel_observed(config, backend, inputs, attrs)
+            return self._run_kernel_taped(config, backend, inputs, attrs)
         out = config.kernel_func(backend, inputs, attrs)
         if out.__class__ is list:
             return [self._track_output(o[0], o[1], o[2], backend) for o in out]
         return self._track_output(out[0], out[1], out[2], backend)
 
-    # -- the direct path: float32 element-wise kernels without their wrapper --------------------
-    # Ops call these after checking dtypes and shapes; each falls back to run_kernel (or returns None,
-    # run_scalar_float) whenever the fast path is closed, the backend has no direct form of the kernel,
-    # an input lives on another backend or is disposed, or is stored in another shape.
-    def run_unary_float(self, name: str, x: Tensor) -> Tensor:
-        """Kernel ``name`` on one float32 tensor, whose output is float32 of its shape."""
-        fn = self._direct.get(name)
-        if fn is not None and not x._disposed:
-            backend = self._backend
-            if x._info.backend is backend:
-                data_id = backend.direct_unary(fn, x)
-                if data_id is not None:
-                    return self._float_output(data_id, x.shape, x.size, backend)
-        return self.run_kernel(name, (x,), None)
-
-    def run_binary_float(self, name: str, a: Tensor, b: Tensor) -> Tensor:
-        """Kernel ``name`` on two float32 tensors of one shape, whose output is float32 of that shape."""
-        fn = self._direct.get(name)
-        if fn is not None and not a._disposed and not b._disposed:
-            backend = self._backend
-            if a._info.backend is backend and b._info.backend is backend:
-                data_id = backend.direct_binary(fn, a, b)
-                if data_id is not None:
-                    return self._float_output(data_id, a.shape, a.size, backend)
-        return self.run_kernel(name, (a, b), None)
-
-    def run_scalar_float(self, name: str, a: Tensor, s: float) -> Tensor | None:
-        """Kernel ``name`` on a float32 tensor and a Python number that float32 holds (finite; integers
-        exactly): the number acts as a float32 scalar tensor. None where the direct path cannot run it."""
-        fn = self._direct.get(name)
-        if fn is not None and not a._disposed and -_FLOAT32_MAX <= s <= _FLOAT32_MAX:
-            backend = self._backend
-            if a._info.backend is backend:
-                data_id = backend.direct_scalar(fn, a, s)
-                if data_id is not None:
-                    return self._float_output(data_id, a.shape, a.size, backend)
-        return None
-
-    def _float_output(self, data_id: int, shape: tuple[int, ...], size: int, backend: Backend) -> Tensor:
-        """:meth:`_track_output` for a new float32 buffer of ``size`` elements (no tracker: fast path)."""
-        size_bytes = 4 * size
-        info = self._data[data_id] = DataInfo(backend, size_bytes)
-        self.num_data_buffers += 1
-        self.num_bytes += size_bytes
-        t = Tensor(shape, "float32", data_id, self._next_tensor_id(), info)
-        self.num_tensors += 1
-        scope = self.active_scope
-        if scope is not None:
-            t.scope_id = scope.id
-            scope.track.append(t)
-        return t
+    def _run_kernel_taped(
+        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
+    ) -> Any:
+        """:meth:`run_kernel` while only the gradient tape watches: the kernel runs untimed, then is recorded."""
+        raw = config.kernel_func(backend, inputs, attrs)
+        if raw.__class__ is list:
+            tensors = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
+        else:
+            tensors = [self._track_output(raw[0], raw[1], raw[2], backend)]
+        if self.kernel_depth == 0:
+            self.record(config.kernel_name, inputs, tensors, attrs)
+        return tensors if raw.__class__ is list else tensors[0]
 
     def _run_kernel_observed(
         self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
