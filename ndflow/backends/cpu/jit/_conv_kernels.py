@@ -16,7 +16,7 @@ from ._kernels import _epilogue_rows
 U = np.uint64
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _interior(size, extent, stride, pad, out_size):  # pragma: no cover - compiled
     """``(lo, hi)``: the output positions whose whole 3-tap window (``extent`` = 2 * dilation) lies inside
     ``size`` input positions."""
@@ -27,7 +27,7 @@ def _interior(size, extent, stride, pad, out_size):  # pragma: no cover - compil
     return lo, max(lo, hi)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dw3_border(x, w, o, b, ih0, ow, sw, dh, dw, pl):  # pragma: no cover - compiled
     """Output position ``ow`` of row ``o`` with the taps that fall inside the input (row-major tap order)."""
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
@@ -47,7 +47,7 @@ def _dw3_border(x, w, o, b, ih0, ow, sw, dh, dw, pl):  # pragma: no cover - comp
                 oo[c] += xr[c] * wr[c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dw3_row(x, w, wt, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """Output row ``r`` (= batch * out_height + y) of a 3x3 depthwise convolution (multiplier 1), epilogue
     included. ``w`` is ``(3, 3, C)``; ``wt`` the same taps tiled along the output row ``(3, 3, OW*C)`` for a
@@ -118,14 +118,14 @@ def depthwise3x3(x, w, wt, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, s
         _dw3_row(x, w, wt, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def depthwise3x3_serial(x, w, wt, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`depthwise3x3` on the calling thread."""
     for r in range(out.shape[0] * out.shape[1]):
         _dw3_row(x, w, wt, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def im2col2d(x, cols, kh_size, kw_size, sh, sw, dh, dw, pt, pl, out_h, out_w, r0, r1):  # pragma: no cover
     """Output rows ``r0:r1`` (``r = b*OH + oh``) of the column matrix of a 2-D convolution:
     ``cols[(r - r0)*OW + ow, (kh*KW + kw)*C + c]`` is ``x[b, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, c]``,

@@ -21,7 +21,7 @@ from numba import njit, prange
 # ----------------------------------------------------------------------------- epilogue
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _epilogue_rows(y, r0, r1, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """Rows ``r0:r1`` of the 2-D ``y`` (rows, channels): ``+ bias`` (empty = none), ``+ add`` (a residual of
     ``y``'s shape, rows indexed as ``y``'s; empty = none), then activation ``act``."""
@@ -78,7 +78,7 @@ def epilogue(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
         _epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def epilogue_serial(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """:func:`epilogue` on the calling thread."""
     _epilogue_rows(y, 0, y.shape[0], bias, add, act, alpha, slopes)
@@ -87,7 +87,7 @@ def epilogue_serial(y, bias, add, act, alpha, slopes):  # pragma: no cover - com
 # ----------------------------------------------------------------------------- depthwise
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """Output row ``r`` (= batch * out_height + y) of a depthwise convolution, with its epilogue."""
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
@@ -126,14 +126,14 @@ def depthwise(x, w, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):
         _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def depthwise_serial(x, w, out, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`depthwise` on the calling thread."""
     for r in range(out.shape[0] * out.shape[1]):
         _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`_depthwise_row` for a unit width stride and multiplier 1: each tap is one contiguous
     multiply-add over the row (``wt[kh, kw]`` holds the tap's weights tiled along the output width)."""
@@ -172,7 +172,7 @@ def depthwise_flat(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes
         _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha, slopes):  # pragma: no cover
     """:func:`depthwise_flat` on the calling thread."""
     for r in range(out.shape[0] * out.shape[1]):
@@ -182,7 +182,7 @@ def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha,
 # ----------------------------------------------------------------------------- transposed convolution
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
     """One filter tap's share of a col2im: ``src (B,OH,OW,C)`` added onto ``dx (B,H,W,C)`` at the input
     positions ``(oh*sh - pt + kh*dh, ow*sw - pl + kw*dw)`` that tap ``(kh, kw)`` reads; positions in the
@@ -207,7 +207,7 @@ def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - comp
 # ----------------------------------------------------------------------------- activations
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compiled
     """``y = activation(x)`` over 2-D (rows, channels) arrays, one row at a time (``none``: an empty bias,
     ``none2``: an empty residual)."""
@@ -222,7 +222,7 @@ def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compi
 # ----------------------------------------------------------------------------- pooling
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pool2d(x, out, is_max, fh, fw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
     """2-D max or average pooling of ``x (B,H,W,C)`` into ``out (B,OH,OW,C)`` (float32).
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import parallel as cpu_parallel
 from . import ACTIVATION_CODES, kernels, parallel
 
 # Work (multiply-adds) below which a kernel runs on the calling thread: starting numba's workqueue
@@ -357,19 +358,24 @@ def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | 
     n_cols = route.static[0] * route.static[1] * x.shape[-1]
     block = max(1, CONV_BLOCK_BYTES // (4 * out_w * n_cols))
     y = np.empty((rows * out_w, out_channels), dtype=np.float32)
-    cols = _scratch_cols(min(block, rows) * out_w, n_cols)
     w2 = np.ascontiguousarray(w.reshape(n_cols, out_channels))
     xc = np.ascontiguousarray(x)
-    if ep_args is not None:
-        bias, add, act, alpha, slopes = ep_args
-    for r0 in range(0, rows, block):
-        r1 = min(rows, r0 + block)
-        c = cols[: (r1 - r0) * out_w]
-        k.im2col2d(xc, c, *route.static, r0, r1)
-        yb = y[r0 * out_w : r1 * out_w]
-        np.matmul(c, w2, out=yb)
-        if ep_args is not None:
-            k.epilogue_serial(yb, bias, add[r0 * out_w : r1 * out_w] if add.size else add, act, alpha, slopes)
+
+    def span(_: int, start: int, stop: int) -> None:  # output rows [start, stop): one thread's blocks
+        cols = _scratch_cols(min(block, stop - start) * out_w, n_cols)
+        for r0 in range(start, stop, block):
+            r1 = min(stop, r0 + block)
+            c = cols[: (r1 - r0) * out_w]
+            k.im2col2d(xc, c, *route.static, r0, r1)
+            yb = y[r0 * out_w : r1 * out_w]
+            np.matmul(c, w2, out=yb)
+            if ep_args is not None:
+                bias, add, act, alpha, slopes = ep_args
+                k.epilogue_serial(yb, bias, add[r0 * out_w : r1 * out_w] if add.size else add, act, alpha, slopes)
+
+    # Large convolutions over the cores (ndflow's threads, cpu/parallel.py): the compiled code releases the GIL.
+    parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
+    cpu_parallel.run_spans(span, rows, parts)
     return y.reshape(route.out_shape)
 
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import parallel as cpu_parallel
 from . import ACTIVATION_CODES, kernels, parallel, plans_enabled
 from .ops import (
     _NONE,
@@ -137,10 +138,24 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
             return None
         rows, depth, channels = route.static
         y = np.empty((rows, channels), dtype=np.float32)
-        np.matmul(x.reshape(rows, depth), w.reshape(depth, channels), out=y)
-        if not ep.is_identity:
-            fn = k.epilogue if parallel() and y.size >= PARALLEL_MIN_WORK else k.epilogue_serial
-            fn(y, *ep.args(arrays, channels, y.shape))
+        xr, wr = x.reshape(rows, depth), w.reshape(depth, channels)
+        args = None if ep.is_identity else ep.args(arrays, channels, y.shape)
+        parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
+        if parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
+
+            def span(_: int, start: int, stop: int) -> None:
+                yb = y[start:stop]
+                np.matmul(xr[start:stop], wr, out=yb)
+                if args is not None:
+                    bias, add, act, alpha, slopes = args
+                    k.epilogue_serial(yb, bias, add[start:stop] if add.size else add, act, alpha, slopes)
+
+            cpu_parallel.run_spans(span, rows, parts, align=16)
+        else:
+            np.matmul(xr, wr, out=y)
+            if args is not None:
+                fn = k.epilogue if parallel() and y.size >= PARALLEL_MIN_WORK else k.epilogue_serial
+                fn(y, *args)
         y = y.reshape(route.out_shape)
     elif kind == BLOCKED:
         channels = route.out_shape[3]

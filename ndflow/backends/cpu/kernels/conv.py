@@ -25,6 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ....core.conv_util import ConvInfo, conv_info
+from .. import parallel
 from ..backend import CPUBackend
 from ..jit import ops as jit_ops
 from ..jit import plans
@@ -191,7 +192,10 @@ def conv_forward(x: np.ndarray, w: np.ndarray, info: ConvInfo) -> np.ndarray:
         if compiled is not None:
             return compiled
     cols = im2col(x, info)
-    return (cols @ w.reshape(-1, out_channels)).reshape(shape)
+    w2 = w.reshape(-1, out_channels)
+    if cols.dtype == np.float32 == w2.dtype:
+        return parallel.matmul(cols, w2).reshape(shape)  # large products over the cores
+    return (cols @ w2).reshape(shape)
 
 
 def col2im(cols: np.ndarray, info: ConvInfo, channels: int, dtype: np.dtype) -> np.ndarray:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import parallel
 from ..backend import CPUBackend
 from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
@@ -191,7 +192,10 @@ def fused_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
         va = np.swapaxes(va, -1, -2)
     if attrs.get("transpose_b"):
         vb = np.swapaxes(vb, -1, -2)
-    y = np.matmul(va, vb)
+    if va.ndim == 2 and vb.ndim == 2 and va.dtype == np.float32 == vb.dtype:
+        y = parallel.matmul(va, vb)  # large products over the cores
+    else:
+        y = np.matmul(va, vb)
     if not y.flags.writeable or not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)
     return _finish(backend, y, a.dtype, bias, prelu, attrs, False)
