@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
@@ -31,11 +33,13 @@ def _leading_sum(values: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.nd
     numpy reduces a tall, narrow (rows, C) array row by row with C-wide adds, slow for small C; rows
     folded into blocks of 64 make the adds 64*C wide, then the 64 partial sums are added: about 15x
     faster, and closer to the exact sum (two shorter chains of float32 additions)."""
+    if len(axes) >= values.ndim or values.size < 256 or values.dtype != np.float32:
+        return None  # (cheap checks first: this runs before every Sum)
     axes = tuple(sorted(a % values.ndim for a in axes))
-    if values.dtype != np.float32 or not values.flags.c_contiguous or axes != tuple(range(len(axes))):
+    if axes != tuple(range(len(axes))) or not values.flags.c_contiguous:
         return None
-    rows = int(np.prod(values.shape[: len(axes)]))
-    if rows < 256 or len(axes) == values.ndim:
+    rows = math.prod(values.shape[: len(axes)])
+    if rows < 256:
         return None
     flat = values.reshape(rows, -1)
     k = 64
