@@ -89,7 +89,10 @@ def _check_depth(op: str, got: int, want: int, what: str = "depth of input") -> 
 def _frozen(value: Any) -> Any:
     """``value`` as a hashable key of plain ints and strings (lists become tuples), or None when it holds
     anything else (floats, bools, numpy scalars: those take the uncached path and its checks)."""
-    if value is None or type(value) in (int, str):
+    kind = type(value)
+    if value is None or kind is int or kind is str:
+        return value
+    if kind is tuple and all(type(v) is int for v in value):  # the common case: (1, 1)
         return value
     if isinstance(value, list | tuple):
         items = tuple(_frozen(v) for v in value)

@@ -65,6 +65,25 @@ def _format2d(node: Node) -> str:
     return "NCHW" if channels_first(node) else "NHWC"
 
 
+def _frozen_pad(pad: Any) -> Any:
+    return tuple(tuple(p) if isinstance(p, list) else p for p in pad) if isinstance(pad, list) else pad
+
+
+def _conv2d_attrs(node: Node) -> tuple[tuple[int, ...], Any, str, tuple[int, ...]]:
+    """``(strides, pad, data_format, dilations)`` of a 2-D convolution node, read once (memoized on the node)
+    as tuples, which the ops layer's geometry cache takes as they are."""
+    key = ("conv2d", "attrs")
+    got = node._memo.get(key)
+    if got is None:
+        got = node._memo[key] = (
+            tuple(_strides(node)),
+            _frozen_pad(padding(node)),
+            _format2d(node),
+            tuple(_dilations(node)),
+        )
+    return got
+
+
 @mapper("Conv1D")
 def conv1d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """1-D convolution: ``stride``, ``padding``, ``dilation``, NWC (or NCW, transposed)."""
@@ -88,12 +107,24 @@ def depthwise_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     return nf.depthwise_conv2d(x, f, _strides(node), padding(node), _format2d(node), _dilations(node))
 
 
+def _fused_attrs(node: Node, n_args: int) -> tuple[list[str], int, float]:
+    """``fused_ops`` (lower case), ``num_args`` and ``leakyrelu_alpha`` of a fused node (memoized on the node)."""
+    key = ("fused", "attrs")
+    got = node._memo.get(key)
+    if got is None:
+        fused_ops = [s.lower() for s in node.strs("fused_ops", []) or []]
+        num_args = attr_num(node, "num_args", None)
+        got = node._memo[key] = (fused_ops, num_args, attr_num(node, "leakyrelu_alpha", 0.2))
+    fused_ops, num_args, alpha = got
+    return list(fused_ops), int(num_args) if num_args is not None else n_args, alpha
+
+
 def _fused_args(node: Node, f: Tensor, args: list[Tensor], depthwise: bool) -> tuple[Tensor, dict[str, Any], str]:
     """Filter (batch norm folded in), the ``nf.fused`` keyword arguments, and an activation to apply
     afterwards (one that ``nf.fused`` lacks, or ``''``) from ``fused_ops`` and ``num_args``."""
-    fused_ops = [s.lower() for s in node.strs("fused_ops", []) or []]
-    args = list(args[: int(attr_num(node, "num_args", len(args)))])
-    kwargs: dict[str, Any] = {"activation": "linear", "leakyrelu_alpha": attr_num(node, "leakyrelu_alpha", 0.2)}
+    fused_ops, num_args, alpha = _fused_attrs(node, len(args))
+    args = list(args[:num_args])
+    kwargs: dict[str, Any] = {"activation": "linear", "leakyrelu_alpha": alpha}
     if fused_ops and fused_ops[0] in ("biasadd", "fusedbatchnorm"):
         extra, fused_ops = fused_ops[0], fused_ops[1:]
         need = 1 if extra == "biasadd" else 4
@@ -130,15 +161,8 @@ def _fused_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
     x, f, *args = inputs
     f, kwargs, after = _fused_args(node, f, args, depthwise)
     run = nf.fused.depthwise_conv2d if depthwise else nf.fused.conv2d
-    y = run(
-        x=x,
-        filter=f,
-        strides=_strides(node),
-        pad=padding(node),
-        data_format=_format2d(node),
-        dilations=_dilations(node),
-        **kwargs,
-    )
+    strides, pad, data_format, dilations = _conv2d_attrs(node)
+    y = run(x=x, filter=f, strides=strides, pad=pad, data_format=data_format, dilations=dilations, **kwargs)
     return _AFTER[after](y) if after else y
 
 
