@@ -9,31 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from jit_util import needs_numba, run_both
 
 import ndflow as nf
 from ndflow.backends.cpu import jit
 
-needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
-
 RNG = np.random.default_rng(7)
-
-
-def _run_both(fn):
-    """``fn()`` (which returns a tensor) on cpu with the JIT off, then on; both results as numpy."""
-    previous = nf.get_backend()
-    nf.set_backend("cpu")
-    try:
-        results = []
-        for on in (False, True):
-            nf.env().set("CPU_JIT", on)
-            assert (jit.kernels() is not None) == on, jit.status()  # the compiled path really runs
-            t = fn()
-            results.append(t.numpy())
-            nf.dispose(t)
-        return results
-    finally:
-        nf.env().reset()
-        nf.set_backend(previous)
 
 
 def _close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-5) -> None:
@@ -79,7 +60,7 @@ def test_depthwise_matches_numpy(case):
     x = _rand(x_shape)
     w = _rand(_filter_shape(x_shape, spec, data_format))
     try:
-        got = _run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, data_format=data_format, dilations=dilations))
+        got = run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, data_format=data_format, dilations=dilations))
         _close(*got)
     finally:
         nf.dispose([x, w])
@@ -101,7 +82,7 @@ def test_fused_epilogue_matches_numpy(kind, activation):
     op = nf.fused.depthwise_conv2d if kind == "depthwise" else nf.fused.conv2d
     fmt = "NCHW" if channels_first else "NHWC"
     try:
-        got = _run_both(
+        got = run_both(
             lambda: op(
                 x=x,
                 filter=w,
@@ -132,7 +113,7 @@ def test_fused_bias_and_prelu_shapes(bias_shape, alpha_shape):
     alpha = _rand(alpha_shape) if alpha_shape is not None else None
     activation = "prelu" if alpha is not None else "relu"
     try:
-        got = _run_both(
+        got = run_both(
             lambda: nf.fused.conv2d(
                 x=x, filter=w, strides=1, pad="valid", bias=bias, activation=activation, prelu_activation_weights=alpha
             )
@@ -147,7 +128,7 @@ def test_nan_survives_relu_epilogue():
     x = nf.tensor(np.array([[[[np.nan], [1.0]], [[-1.0], [2.0]]]], np.float32))
     w = nf.tensor(np.ones((1, 1, 1, 1), np.float32))
     try:
-        a, b = _run_both(lambda: nf.fused.conv2d(x=x, filter=w, strides=1, pad="valid", activation="relu"))
+        a, b = run_both(lambda: nf.fused.conv2d(x=x, filter=w, strides=1, pad="valid", activation="relu"))
         assert np.isnan(a[0, 0, 0, 0]) and np.isnan(b[0, 0, 0, 0])
         _close(a, b)
     finally:
@@ -177,7 +158,7 @@ def test_conv2d_transpose_matches_numpy(case):
     dy = _rand(dy_shape)
     w = _rand(w_shape)
     try:
-        _close(*_run_both(lambda: nf.conv2d_transpose(dy, w, out_shape, strides, pad)))
+        _close(*run_both(lambda: nf.conv2d_transpose(dy, w, out_shape, strides, pad)))
     finally:
         nf.dispose([dy, w])
 
@@ -189,7 +170,7 @@ def test_conv2d_input_gradient_matches_numpy(dilations, pad):
     w = _rand((3, 3, 3, 4))
     try:
         grad = nf.grad(lambda a: nf.conv2d(a, w, 1, pad, dilations=dilations).square().sum())
-        _close(*_run_both(lambda: grad(x)))
+        _close(*run_both(lambda: grad(x)))
     finally:
         nf.dispose([x, w])
 
@@ -217,7 +198,7 @@ def test_activations_match_numpy(name, shape):
             fn = lambda: nf.leaky_relu(x, 0.1)  # noqa: E731
         else:
             fn = lambda: getattr(nf, name)(x)  # noqa: E731
-        _close(*_run_both(fn))
+        _close(*run_both(fn))
     finally:
         nf.dispose([x, *alphas.values()])
 
@@ -241,7 +222,7 @@ def test_pool_matches_numpy(op, case):
     values.reshape(-1)[::7] = np.nan  # max ignores NaN; the average carries it
     x = nf.tensor(values)
     try:
-        _close(*_run_both(lambda: nf.pool(x, size, op.split("_")[0], pad, dilations, strides)))
+        _close(*run_both(lambda: nf.pool(x, size, op.split("_")[0], pad, dilations, strides)))
     finally:
         nf.dispose(x)
 

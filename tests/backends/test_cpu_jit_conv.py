@@ -10,32 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from jit_util import needs_numba, run_both
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
 from ndflow.backends.cpu.jit import ops as jit_ops
 
-needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
-
 RNG = np.random.default_rng(11)
-
-
-def _run_both(fn):
-    """``fn()`` (which returns a tensor) on cpu with the JIT off, then on; both results as numpy."""
-    previous = nf.get_backend()
-    nf.set_backend("cpu")
-    try:
-        results = []
-        for on in (False, True):
-            nf.env().set("CPU_JIT", on)
-            assert (jit.kernels() is not None) == on, jit.status()
-            t = fn()
-            results.append(t.numpy())
-            nf.dispose(t)
-        return results
-    finally:
-        nf.env().reset()
-        nf.set_backend(previous)
 
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float = 1e-5) -> None:
@@ -72,7 +52,7 @@ def test_depthwise_3x3_matches_numpy(case):
     x = _rand(shape)
     w = _rand((3, 3, shape[-1], 1))
     try:
-        a, b = _run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, dilations=dilations))
+        a, b = run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, dilations=dilations))
         np.testing.assert_array_equal(a, b)  # same taps in the same order: bit for bit
     finally:
         nf.dispose([x, w])
@@ -86,7 +66,7 @@ def test_fused_depthwise_3x3_epilogue_matches_numpy(activation, strides):
     w = _rand((3, 3, 7, 1))
     bias = _rand((7,))
     try:
-        a, b = _run_both(
+        a, b = run_both(
             lambda: nf.fused.depthwise_conv2d(
                 x=x, filter=w, strides=strides, pad="same", bias=bias, activation=activation
             )
@@ -117,9 +97,9 @@ def test_blocked_conv2d_matches_numpy(case, block_bytes, monkeypatch):
     w = _rand(fshape)
     bias = _rand((fshape[-1],))
     try:
-        _close(*_run_both(lambda: nf.conv2d(x, w, strides, pad, dilations=dilations)))
+        _close(*run_both(lambda: nf.conv2d(x, w, strides, pad, dilations=dilations)))
         _close(
-            *_run_both(
+            *run_both(
                 lambda: nf.fused.conv2d(
                     x=x, filter=w, strides=strides, pad=pad, dilations=dilations, bias=bias, activation="relu"
                 )
@@ -135,7 +115,7 @@ def test_sigmoid_is_the_numpy_result():
     big = nf.tensor(np.array([-100.0, -20.0, 0.0, 20.0, 100.0, np.nan, np.inf, -np.inf] * 400, dtype=np.float32))
     try:
         for t in (x, big):
-            a, b = _run_both(lambda t=t: nf.sigmoid(t))
+            a, b = run_both(lambda t=t: nf.sigmoid(t))
             np.testing.assert_array_equal(a, b)
     finally:
         nf.dispose([x, big])
@@ -147,9 +127,7 @@ def test_fused_conv_sigmoid_epilogue_matches_numpy():
     w = _rand((1, 1, 6, 17))
     bias = _rand((17,))
     try:
-        a, b = _run_both(
-            lambda: nf.fused.conv2d(x=x, filter=w, strides=1, pad="valid", bias=bias, activation="sigmoid")
-        )
+        a, b = run_both(lambda: nf.fused.conv2d(x=x, filter=w, strides=1, pad="valid", bias=bias, activation="sigmoid"))
         _close(a, b)
     finally:
         nf.dispose([x, w, bias])

@@ -9,23 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from box_util import iou
 
 import ndflow as nf
 from ndflow.backends.cpu.kernels import nms
-
-
-def _iou(b: np.ndarray, i: int, j: int) -> float:
-    ymin_i, ymax_i = min(b[i, 0], b[i, 2]), max(b[i, 0], b[i, 2])
-    xmin_i, xmax_i = min(b[i, 1], b[i, 3]), max(b[i, 1], b[i, 3])
-    ymin_j, ymax_j = min(b[j, 0], b[j, 2]), max(b[j, 0], b[j, 2])
-    xmin_j, xmax_j = min(b[j, 1], b[j, 3]), max(b[j, 1], b[j, 3])
-    area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i)
-    area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j)
-    if area_i <= 0 or area_j <= 0:
-        return 0.0
-    h = max(min(ymax_i, ymax_j) - max(ymin_i, ymin_j), 0.0)
-    w = max(min(xmax_i, xmax_j) - max(xmin_i, xmin_j), 0.0)
-    return h * w / (area_i + area_j - h * w)
 
 
 def _reference_nms(boxes: np.ndarray, scores: np.ndarray, max_out: int, iou_thr: float, score_thr: float) -> list:
@@ -35,7 +22,7 @@ def _reference_nms(boxes: np.ndarray, scores: np.ndarray, max_out: int, iou_thr:
     for c in order:
         if len(selected) >= max_out:
             break
-        if all(_iou(b, c, j) < iou_thr for j in reversed(selected)):
+        if all(iou(b, c, j) < iou_thr for j in reversed(selected)):
             selected.append(c)
     return selected
 

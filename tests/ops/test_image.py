@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from box_util import iou as box_iou
 from oracle_cases import _check_output, case_ids, load_cases, run_case
 
 import ndflow as nf
@@ -226,18 +227,8 @@ def _reference_nms(boxes, scores, max_out, iou_thr, score_thr, sigma):
     scores decayed lazily when a candidate reaches the top."""
     b = boxes.astype(np.float64)
 
-    def iou(i, j):
-        ymin_i, ymax_i = min(b[i, 0], b[i, 2]), max(b[i, 0], b[i, 2])
-        xmin_i, xmax_i = min(b[i, 1], b[i, 3]), max(b[i, 1], b[i, 3])
-        ymin_j, ymax_j = min(b[j, 0], b[j, 2]), max(b[j, 0], b[j, 2])
-        xmin_j, xmax_j = min(b[j, 1], b[j, 3]), max(b[j, 1], b[j, 3])
-        area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i)
-        area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j)
-        if area_i <= 0 or area_j <= 0:
-            return 0.0
-        h = max(min(ymax_i, ymax_j) - max(ymin_i, ymin_j), 0.0)
-        w = max(min(xmax_i, xmax_j) - max(xmin_i, xmin_j), 0.0)
-        return h * w / (area_i + area_j - h * w)
+    def iou(i: int, j: int) -> float:
+        return box_iou(b, i, j)
 
     scale = -0.5 / sigma if sigma > 0 else 0.0
     cands = [[float(s), i, 0] for i, s in enumerate(scores.tolist()) if s > score_thr]
