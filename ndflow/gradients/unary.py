@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
-from ..ops import cast, div, greater, mul, neg, pow, sqrt, square, sub, sum, where
+from ..ops import cast, div, greater, mul, neg, pow, sqrt, square, step, sub, sum, where
 
 
 def _float(t: Tensor) -> Tensor:
@@ -59,7 +59,8 @@ def _sigmoid(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
 def _relu(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     (x,) = saved
-    return [lambda: mul(dy, cast(greater(_float(x), 0.0), "float32"))]
+    # TF.js: dy * step(x) (1 above zero, 0 elsewhere, NaN where x is NaN): two kernels
+    return [lambda: mul(dy, step(_float(x)))]
 
 
 def _softmax(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:

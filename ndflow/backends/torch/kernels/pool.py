@@ -349,8 +349,12 @@ def max_grad_2d(x: torch.Tensor, dy: torch.Tensor, geo: Geometry) -> torch.Tenso
     y, idx = tnf.max_pool2d(xt, f, s, plan[0], d, ceil_mode=True, return_indices=True)
     y, idx = _crop(y, o), _crop(idx, o)
     n, c, hw = xt.shape[0], xt.shape[1], math.prod(in_size)
-    g = torch.where(y == -math.inf, 0.0, _nchw(dy).double()).reshape(n, c, -1)
-    dx = torch.zeros((n, c, hw), dtype=torch.float64, device=x.device)
+    # Windows that do not overlap send at most one dy to each position: float32 is exact there; otherwise the
+    # sums run in float64 (TF.js adds in JS numbers).
+    disjoint = all(di == 1 and si >= fi for fi, si, di in zip(f, s, d, strict=True))
+    work = torch.float32 if disjoint and dy.dtype is torch.float32 else torch.float64
+    g = torch.where(y == -math.inf, 0.0, _nchw(dy).to(work)).reshape(n, c, -1)
+    dx = torch.zeros((n, c, hw), dtype=work, device=x.device)
     dx.scatter_add_(2, idx.reshape(n, c, -1).clamp(0, hw - 1), g)
     return _nhwc(dx.reshape(n, c, *in_size))
 
