@@ -1,5 +1,8 @@
 """The engine: backends, kernel dispatch, scopes (tidy), memory counters, variables, profiling.
 
+Two mixins hold parts of it in their own files: the direct path (core/direct_path.py) and measurement:
+``memory()``, ``time()``, ``profile()`` and the observed kernel path of debug mode (core/measurement.py).
+
 One global :data:`ENGINE`, like TF.js's ``ENGINE``. Everything that creates or frees a tensor
 goes through it. Backends own the values and the reference counts of data; the engine counts
 tensors, buffers and bytes, and knows which backend holds each data id.
@@ -11,7 +14,6 @@ import inspect
 import itertools
 import logging
 import math
-import time as _time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,14 +27,10 @@ from .dtypes import BYTES_PER_ELEMENT, nbytes
 from .flags import env
 from .kernel_registry import KernelConfig, direct_table, get_gradient, kernel_table
 from .leaks import LeakTracker
+from .measurement import Measurement
 from .profiler import (
-    KernelProfile,
-    MemoryInfo,
     ProfileInfo,
-    TimingInfo,
-    check_finite,
     ensure_visible_logging,
-    log_kernel,
 )
 from .tape import TapeNode, saved_tensors
 from .tensor import Tensor, Variable
@@ -53,7 +51,7 @@ class Scope:
         self.id = scope_id
 
 
-class Engine(DirectPath):
+class Engine(DirectPath, Measurement):
     def __init__(self) -> None:
         self._factories: dict[str, tuple[Callable[[], Backend], int]] = {}
         self._instances: dict[str, Backend] = {}
@@ -339,45 +337,6 @@ class Engine(DirectPath):
             self.record(config.kernel_name, inputs, tensors, attrs)
         return tensors if raw.__class__ is list else tensors[0]
 
-    def _run_kernel_observed(
-        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
-    ) -> Any:
-        """The slow path of :meth:`run_kernel`: debug mode and ``profile()``."""
-        bytes_before, tensors_before = self.num_bytes, self.num_tensors
-        holder: list[Any] = []
-        ms = backend.time(lambda: holder.append(config.kernel_func(backend, inputs, attrs)))["kernel_ms"]
-        raw = holder[0]
-        outs = raw if raw.__class__ is list else [raw]
-        tensors = [self._track_output(o[0], o[1], o[2], backend) for o in outs]
-        input_shapes = [t.shape for t in inputs]
-        if self.debug:
-            log_kernel(config.kernel_name, ms, [t.shape for t in tensors], input_shapes)
-            for t in tensors:
-                if self.prod:
-                    break
-                try:
-                    check_finite(config.kernel_name, self.read_sync(t), t.dtype)
-                except Exception:
-                    self.dispose(tensors)
-                    raise
-        if self.gradient_depth > 0 and self.kernel_depth == 0:
-            self.record(config.kernel_name, inputs, tensors, attrs)
-        for profile in self._profiles:
-            profile.kernels.append(
-                KernelProfile(
-                    name=config.kernel_name,
-                    bytes_added=self.num_bytes - bytes_before,
-                    total_bytes_snapshot=self.num_bytes,
-                    tensors_added=self.num_tensors - tensors_before,
-                    total_tensors_snapshot=self.num_tensors,
-                    input_shapes=input_shapes,
-                    output_shapes=[t.shape for t in tensors],
-                    kernel_time_ms=ms,
-                )
-            )
-            profile.peak_bytes = max(profile.peak_bytes, self.num_bytes)
-        return tensors if raw.__class__ is list else tensors[0]
-
     # -- gradient tape ---------------------------------------------------------------------------
     def start_tape(self) -> None:
         self.gradient_depth += 1
@@ -515,49 +474,6 @@ class Engine(DirectPath):
     def dispose_variables(self) -> None:
         for v in list(self.variables.values()):
             self.dispose_variable(v)
-
-    # -- measurement -----------------------------------------------------------------------------
-    def memory(self) -> MemoryInfo:
-        if self.tracker is not None:
-            self.tracker.release_pending()
-        fields = dict(self.backend.memory())
-        reasons = list(fields.pop("reasons", []))
-        unreliable = bool(fields.pop("unreliable", False))
-        if self.num_string_tensors > 0:
-            unreliable = True
-            reasons.append("Memory usage by string tensors is approximate (UTF-8 bytes of the values)")
-        return MemoryInfo(
-            num_tensors=self.num_tensors,
-            num_data_buffers=self.num_data_buffers,
-            num_bytes=self.num_bytes,
-            unreliable=unreliable,
-            reasons=reasons,
-            **fields,
-        )
-
-    def time(self, fn: Callable[[], Any]) -> TimingInfo:
-        backend = self.backend
-        start = _time.perf_counter()
-        timing = backend.time(lambda: self.dispose(self.tidy(None, fn, (), {})))
-        backend.synchronize()
-        wall = (_time.perf_counter() - start) * 1000.0
-        extra = {k: v for k, v in timing.items() if k != "kernel_ms"}
-        return TimingInfo(kernel_ms=timing["kernel_ms"], wall_ms=wall, extra=extra)
-
-    def profile(self, fn: Callable[[], Any]) -> ProfileInfo:
-        bytes_before, tensors_before = self.num_bytes, self.num_tensors
-        info = ProfileInfo(peak_bytes=self.num_bytes)
-        self._profiles.append(info)
-        self._update_slow()
-        try:
-            info.result = fn()
-        finally:
-            self._profiles.remove(info)
-            self._update_slow()
-        info.new_bytes = self.num_bytes - bytes_before
-        info.new_tensors = self.num_tensors - tensors_before
-        info.peak_bytes = max(info.peak_bytes, self.num_bytes)
-        return info
 
     def reset(self) -> None:
         """Dispose every backend and forget all tensors (tests use it to start clean)."""
