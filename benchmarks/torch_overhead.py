@@ -14,29 +14,14 @@ store and tensor bookkeeping.
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as tnf
+from overhead import run_us
 
 import ndflow as nf
-
-
-def run_us(fn: Callable[[], object], n: int, sync: Callable[[], None]) -> float:
-    """One timed run of ``n`` calls, in microseconds per call."""
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        return (time.perf_counter() - start) / n * 1e6
-    finally:
-        gc.enable()
 
 
 def compare(a: Callable[[], object], b: Callable[[], object], n: int, repeat: int, sync) -> tuple[float, float]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -267,18 +268,14 @@ def _bias(rw: Rewriter, chain: Chain) -> str | None:
     return rw.add_const(f"{chain.last}/folded_bias", ops.tensor(b.astype(np.float32)))
 
 
-def _emit(rw: Rewriter, chain: Chain) -> None:
-    """Replace the chain by one fused node named after its last node."""
-    head = chain.head
-    filt = _scaled_filter(rw, chain) if chain.scale is not None else chain.filter
-    bias = _bias(rw, chain)
-    for name in chain.baked:
-        rw.value(name)
+def _fused_attr(head: Node, chain: Any, bias: tuple[str, int] | None) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """The extra inputs (bias, then the activation's alpha) and the attributes of a fused node replacing
+    ``head`` and ``chain``: ``fused_ops``, ``num_args`` and ``leakyrelu_alpha`` as TF's converter writes them."""
     fused_ops: list[str] = []
     args: list[tuple[str, int]] = []
     if bias is not None:
         fused_ops.append("BiasAdd")
-        args.append((bias, 0))
+        args.append(bias)
     if chain.activation is not None:
         fused_ops.append(chain.activation)
         if chain.alpha is not None:
@@ -288,6 +285,17 @@ def _emit(rw: Rewriter, chain: Chain) -> None:
     attr["num_args"] = {"i": str(len(args))}
     if chain.activation == "LeakyRelu":
         attr["leakyrelu_alpha"] = {"f": chain.leaky}
+    return args, attr
+
+
+def _emit(rw: Rewriter, chain: Chain) -> None:
+    """Replace the chain by one fused node named after its last node."""
+    head = chain.head
+    filt = _scaled_filter(rw, chain) if chain.scale is not None else chain.filter
+    bias = _bias(rw, chain)
+    for name in chain.baked:
+        rw.value(name)
+    args, attr = _fused_attr(head, chain, None if bias is None else (bias, 0))
     controls = [c for n in [head.name, *chain.members] for c in rw.nodes[n].controls]
     members = {head.name, *chain.members}
     kept = [c for c in controls if c not in members]
@@ -366,20 +374,7 @@ def _fuse_residual(rw: Rewriter, chain: Chain) -> bool:
     nxt = rw.only_consumer(name)
     if nxt is not None and not rw.nodes[nxt].controls and _activation(rw, rw.nodes[nxt], chain):
         chain.members.append(nxt)
-    fused_ops: list[str] = []
-    args: list[tuple[str, int]] = []
-    if chain.bias is not None:
-        fused_ops.append("BiasAdd")
-        args.append(head.inputs[2])
-    if chain.activation is not None:
-        fused_ops.append(chain.activation)
-        if chain.alpha is not None:
-            args.append((chain.alpha, 0))
-    attr = {k: v for k, v in head.attr.items() if k not in ("fused_ops", "num_args", "epsilon", "leakyrelu_alpha")}
-    attr["fused_ops"] = _strs(fused_ops)
-    attr["num_args"] = {"i": str(len(args))}
-    if chain.activation == "LeakyRelu":
-        attr["leakyrelu_alpha"] = {"f": chain.leaky}
+    args, attr = _fused_attr(head, chain, None if chain.bias is None else head.inputs[2])
     inputs = [chain.x, (chain.filter, 0), *args, other]
     fused = Node(chain.last, RESIDUAL[head.op], inputs, [], attr, head.device)
     rw.replace(chain.last, fused)
