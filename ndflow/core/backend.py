@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 # Data ids are unique across backends, so that data keeps its id when it moves.
-_next_data_id = itertools.count(1).__next__
+_data_ids = itertools.count(1)  # compiled dispatch draws from it too
+_next_data_id = _data_ids.__next__
 
 
 def new_data_id() -> int:
@@ -68,6 +69,11 @@ class Backend:
         """``fn(a, s)`` for a float32 tensor and a Python number (a float32 scalar): the data id, or None."""
         return None
 
+    def store_layout(self) -> StoreLayout | None:
+        """How compiled dispatch (``ndflow/core/compiled.py``) may read and write this backend's store; None:
+        only through the methods above."""
+        return None
+
     def memory(self) -> dict[str, Any]:
         """Backend-specific memory fields, merged into ``nf.memory()``."""
         return {"unreliable": False, "reasons": []}
@@ -91,6 +97,25 @@ class Backend:
         """Release everything the backend holds."""
 
 
+class StoreLayout(NamedTuple):
+    """A data store as compiled dispatch sees it: ``data`` maps data ids to records of ``record_type``, whose
+    slots are ``values``, ``ref_count`` and optionally ``shape`` (the shape the values were stored in) and
+    ``prepared`` (None in new records). Disposal frees as ``RefCountedStore.dispose_data`` does, then calls
+    ``release(record)`` if given. With ``value_type`` set, direct kernels run on it: ``fn(values...)`` (inside
+    this thread's context from ``contexts``, keyed by ``threading.get_ident()``, if given, ``make_context()``
+    making it where missing; a Python number
+    operand converted by ``scalar`` if given), and results not of ``value_type`` go through ``coerce``."""
+
+    data: dict[int, Any]
+    record_type: type
+    release: Callable[[Any], None] | None = None
+    value_type: type | None = None
+    coerce: Callable[[Any], Any] | None = None
+    scalar: Callable[[float], Any] | None = None
+    contexts: dict[int, Any] | None = None
+    make_context: Callable[[], Any] | None = None
+
+
 class DataInfo:
     """Engine-side facts about one data buffer, shared by every tensor that uses it."""
 
@@ -108,6 +133,8 @@ class RefCountedStore:
     data: dict[int, Any]
     # Whether records hold more than Python memory (set by stores that override release_record).
     releases_records = False
+    # The class of the records (slots values and ref_count at least): compiled disposal reads them.
+    record_type: type | None = None
 
     def dispose_data(self, data_id: int, force: bool = False) -> bool:
         """Drop one owner of the data (all of them with ``force``); True once the data is freed."""
@@ -121,6 +148,16 @@ class RefCountedStore:
                 self.release_record(record)
             return True
         return False
+
+    def store_layout(self) -> StoreLayout | None:
+        """The store for compiled disposal, where this class's ``dispose_data`` frees (no direct kernels:
+        backends that have them add their fields)."""
+        if type(self).dispose_data is not RefCountedStore.dispose_data:
+            return None
+        if self.record_type is None:
+            return None
+        release = self.release_record if self.releases_records else None
+        return StoreLayout(self.data, self.record_type, release)
 
     def release_record(self, record: Any) -> None:
         """Free what a record holds beyond Python memory (a GPU buffer; set ``releases_records``)."""

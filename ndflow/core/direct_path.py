@@ -24,6 +24,8 @@ _FLOAT32_MAX = 3.4028234663852886e38
 class DirectPath:
     """The engine's methods of the direct path."""
 
+    __slots__ = ()
+
     _direct: dict[str, Callable[..., Any]]
     _backend: Backend | None
     _data: dict[int, DataInfo]

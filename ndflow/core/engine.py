@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import compiled
 from . import tensor as tensor_module
 from .backend import Backend, DataInfo
 from .containers import walk_tensors
@@ -52,6 +53,15 @@ class Scope:
 
 
 class Engine(DirectPath, Measurement):
+    # Slots, not a __dict__: compiled dispatch (core/compiled.py) reads and writes them at fixed offsets.
+    __slots__ = (
+        "_factories", "_instances", "_backend", "_kernels", "_direct_all", "_direct", "backend_name",
+        "num_tensors", "num_string_tensors", "num_data_buffers", "num_bytes", "_data",
+        "_scopes", "active_scope", "_next_scope_id", "_tensor_ids", "_next_tensor_id", "_next_variable_id",
+        "variables", "debug", "prod", "_profiles", "_slow", "gradient_depth", "kernel_depth", "tape",
+        "_next_node_id", "tracker", "_leak_records", "_track_flag", "_forced_tracking",
+    )  # fmt: skip
+
     def __init__(self) -> None:
         self._factories: dict[str, tuple[Callable[[], Backend], int]] = {}
         self._instances: dict[str, Backend] = {}
@@ -72,7 +82,8 @@ class Engine(DirectPath, Measurement):
         self._scopes: list[Scope] = []
         self.active_scope: Scope | None = None
         self._next_scope_id = itertools.count(1).__next__
-        self._next_tensor_id = itertools.count(0).__next__
+        self._tensor_ids = itertools.count(0)
+        self._next_tensor_id = self._tensor_ids.__next__
         self._next_variable_id = itertools.count(0).__next__
         self.variables: dict[str, Variable] = {}
 
@@ -229,6 +240,7 @@ class Engine(DirectPath, Measurement):
                 self.num_data_buffers -= 1
                 self.num_bytes -= info.nbytes
             instance.dispose()
+            compiled.forget_layouts()
         del self._factories[name]
         if self.backend_name == name:
             self._backend = None
@@ -399,9 +411,10 @@ class Engine(DirectPath, Measurement):
         keep_ids = {t.id for t in survivors}
         scope = self._scopes.pop()
         self.active_scope = self._scopes[-1] if self._scopes else None
+        dispose = compiled.disposer(self.dispose_tensor)
         for t in scope.track:
             if not t.kept and not t._disposed and t.id not in keep_ids:
-                self.dispose_tensor(t)
+                dispose(t)
         parent = self.active_scope
         for t in survivors:
             if not t.kept and t.scope_id == scope.id and not isinstance(t, Variable):
@@ -477,6 +490,7 @@ class Engine(DirectPath, Measurement):
 
     def reset(self) -> None:
         """Dispose every backend and forget all tensors (tests use it to start clean)."""
+        compiled.forget_layouts()
         for name in list(self._instances):
             self._instances.pop(name).dispose()
         self._backend = None
@@ -496,6 +510,7 @@ class Engine(DirectPath, Measurement):
 
 
 ENGINE = Engine()
+compiled.configure(ENGINE)
 env().register_flag("DEBUG", lambda: False, ENGINE._set_debug)
 env().register_flag("TRACK_LEAKS", lambda: False, ENGINE._set_track_leaks)
 env().register_flag("DISPOSE_UNREACHABLE", lambda: False, ENGINE._set_dispose_unreachable)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class Measurement:
     """The engine's methods that measure kernels and memory."""
 
+    __slots__ = ()
+
     num_tensors: int
     num_string_tensors: int
     num_data_buffers: int

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..core import compiled
 from ..core.tensor import Tensor, Variable
 from ..core.tensor_buffer import TensorBuffer
 
@@ -309,6 +310,7 @@ def _install_methods() -> None:
             if attr.fget is not None and name == "T":
                 setattr(NDArray, name, property(_legacy_method(attr.fget)))
             continue
+        attr = inspect.unwrap(attr) if compiled.is_op(attr) else attr  # ops with compiled dispatch in front
         if not inspect.isfunction(attr) or inspect.iscoroutinefunction(attr):
             continue
         setattr(NDArray, name, _legacy_method(attr))

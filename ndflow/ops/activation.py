@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import broadcast_shape, converted, normalize_axis
 from .unary import FLOAT, REAL, dtype_error, number_arg, run_typed_unary, run_unary
 
 
+@compiled.unary_op("Relu")
 def relu(x: Any) -> Tensor:
     """max(x, 0); NaN stays NaN; the input's dtype (a bool stays bool, as in TF.js 4.22)."""
     return run_unary("Relu", "relu", x)
@@ -47,6 +49,7 @@ def prelu(x: Any, alpha: Any) -> Tensor:
         return ENGINE.run_kernel("Prelu", (t, a), None)
 
 
+@compiled.unary_op("Sigmoid")
 def sigmoid(x: Any) -> Tensor:
     """1 / (1 + e ** -x), float32."""
     return run_unary("Sigmoid", "sigmoid", x, float_only=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import binary_inputs, broadcast_shape, converted_list, dispose_temps
@@ -40,21 +41,29 @@ def run_binary(kernel: str, op: str, a: TensorLike, b: TensorLike, numeric: bool
         dispose_temps(temps)
 
 
+# The compiled direct path in front (core/compiled.py), where it was built.
+run_binary = compiled.binary_runner(run_binary)
+
+
+@compiled.binary_op("Add")
 def add(a: TensorLike, b: TensorLike) -> Tensor:
     """a + b, element-wise with broadcasting."""
     return run_binary("Add", "add", a, b)
 
 
+@compiled.binary_op("Sub")
 def sub(a: TensorLike, b: TensorLike) -> Tensor:
     """a - b, element-wise with broadcasting."""
     return run_binary("Sub", "sub", a, b)
 
 
+@compiled.binary_op("Multiply")
 def mul(a: TensorLike, b: TensorLike) -> Tensor:
     """a * b, element-wise with broadcasting."""
     return run_binary("Multiply", "mul", a, b)
 
 
+@compiled.binary_op("RealDiv")
 def div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b; two int32 tensors divide with flooring, as in TF.js."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:  # Variables too
@@ -71,36 +80,43 @@ def _is_bool(x: TensorLike) -> bool:
     return x.dtype == "bool" if isinstance(x, Tensor) else isinstance(x, bool)
 
 
+@compiled.binary_op("RealDiv")
 def real_div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b as real division whatever the dtypes (floats out for int inputs)."""
     return run_binary("RealDiv", "real_div", a, b)
 
 
+@compiled.binary_op("FloorDiv")
 def floor_div(a: TensorLike, b: TensorLike) -> Tensor:
     """floor(a / b), element-wise with broadcasting."""
     return run_binary("FloorDiv", "floor_div", a, b)
 
 
+@compiled.binary_op("Mod")
 def mod(a: TensorLike, b: TensorLike) -> Tensor:
     """Remainder of floor division: the result has the sign of ``b``."""
     return run_binary("Mod", "mod", a, b)
 
 
+@compiled.binary_op("Pow")
 def pow(base: TensorLike, exp: TensorLike) -> Tensor:  # noqa: A001 - TF.js's name
     """base ** exp, element-wise with broadcasting."""
     return run_binary("Pow", "pow", base, exp)
 
 
+@compiled.binary_op("Maximum")
 def maximum(a: TensorLike, b: TensorLike) -> Tensor:
     """Element-wise maximum; NaN wins."""
     return run_binary("Maximum", "maximum", a, b)
 
 
+@compiled.binary_op("Minimum")
 def minimum(a: TensorLike, b: TensorLike) -> Tensor:
     """Element-wise minimum; NaN wins."""
     return run_binary("Minimum", "minimum", a, b)
 
 
+@compiled.binary_op("SquaredDifference")
 def squared_difference(a: TensorLike, b: TensorLike) -> Tensor:
     """(a - b) ** 2, element-wise with broadcasting."""
     return run_binary("SquaredDifference", "squared_difference", a, b)

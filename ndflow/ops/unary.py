@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import to_tensor
@@ -36,6 +37,10 @@ def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
     finally:
         if t is not x:
             t.dispose()
+
+
+# The compiled direct path in front (core/compiled.py), where it was built.
+run_unary = compiled.unary_runner(run_unary)
 
 
 def dtype_error(op: str, arg: str, dtypes: tuple[str, ...], got: str) -> TypeError:
@@ -75,11 +80,13 @@ def number_arg(value: Any, op: str, arg: str) -> float:
     return float(value)
 
 
+@compiled.unary_op("Neg")
 def neg(x: Any) -> Tensor:
     """-x."""
     return run_unary("Neg", "neg", x)
 
 
+@compiled.unary_op("Abs")  # float32: Abs (complex64 goes to the function)
 def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
     """|x|; the magnitude (float32) for complex64, through ``ComplexAbs`` as in TF.js."""
     if isinstance(x, Tensor) and x.dtype == "complex64":
@@ -87,31 +94,37 @@ def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
     return run_unary("Abs", "abs", x)
 
 
+@compiled.unary_op("Exp")
 def exp(x: Any) -> Tensor:
     """e ** x."""
     return run_unary("Exp", "exp", x)
 
 
+@compiled.unary_op("Log")
 def log(x: Any) -> Tensor:
     """Natural logarithm; -Infinity at 0, NaN below."""
     return run_unary("Log", "log", x, float_only=True)
 
 
+@compiled.unary_op("Sqrt")
 def sqrt(x: Any) -> Tensor:
     """Square root; NaN below 0."""
     return run_unary("Sqrt", "sqrt", x, float_only=True)
 
 
+@compiled.unary_op("Rsqrt")
 def rsqrt(x: Any) -> Tensor:
     """1 / sqrt(x)."""
     return run_unary("Rsqrt", "rsqrt", x, float_only=True)
 
 
+@compiled.unary_op("Square")
 def square(x: Any) -> Tensor:
     """x * x."""
     return run_unary("Square", "square", x)
 
 
+@compiled.unary_op("Tanh")
 def tanh(x: Any) -> Tensor:
     """Hyperbolic tangent."""
     return run_unary("Tanh", "tanh", x, float_only=True)

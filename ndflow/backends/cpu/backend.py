@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.backend import Backend, RefCountedStore, new_data_id
+from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 
@@ -93,6 +93,7 @@ class CPUBackend(RefCountedStore, Backend):
     """Reference backend. Values are C-contiguous numpy arrays of the tensor's shape."""
 
     name = "cpu"
+    record_type = _Record
 
     def __init__(self) -> None:
         self.data: dict[int, _Record] = {}
@@ -144,6 +145,15 @@ class CPUBackend(RefCountedStore, Backend):
         if v.shape != a.shape:
             return None
         return self._keep(quiet_context().run(fn, v, np.float32(s)))
+
+    def store_layout(self) -> StoreLayout | None:
+        """The store for compiled dispatch: direct kernels run as ``direct_*`` run them."""
+        base = super().store_layout()
+        if base is None:
+            return None
+        return base._replace(
+            value_type=np.ndarray, coerce=np.asarray, scalar=np.float32, contexts=_CONTEXTS, make_context=quiet_context
+        )
 
     def read_sync(self, data_id: int) -> np.ndarray:
         return self.data[data_id].values

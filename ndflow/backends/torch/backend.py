@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...core.backend import Backend, RefCountedStore, new_data_id
+from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 
@@ -69,6 +69,7 @@ class TorchBackend(RefCountedStore, Backend):
     """Values are torch tensors of the tensor's dtype, on ``device`` (numpy object arrays for strings)."""
 
     name = "torch"
+    record_type = Record
 
     def __init__(self, device: str | torch.device | None = None) -> None:
         self.device = torch.device(device if device is not None else str(env().get("TORCH_DEVICE")))
@@ -143,6 +144,11 @@ class TorchBackend(RefCountedStore, Backend):
         data_id = new_data_id()
         data[data_id] = Record(fn(r.values, s), 1, r.shape)
         return data_id
+
+    def store_layout(self) -> StoreLayout | None:
+        """The store for compiled dispatch: direct kernels run as ``direct_*`` run them."""
+        base = super().store_layout()
+        return None if base is None else base._replace(value_type=torch.Tensor)
 
     def read_sync(self, data_id: int) -> np.ndarray:
         """The values as numpy (shares memory with the tensor on CPU; copies from a GPU)."""

@@ -73,6 +73,7 @@ class WebGPUBackend(RefCountedStore, Backend):
 
     name = "webgpu"
     releases_records = True  # GPU buffers go back to the pool
+    record_type = Record
 
     def __init__(self) -> None:
         import wgpu

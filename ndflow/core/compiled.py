@@ -1,0 +1,129 @@
+"""Compiled dispatch: the engine's direct path and ``Tensor.dispose`` in C (``ndflow/core/_dispatch.c``).
+
+Python-level dispatch costs about 1.5 us per op on its own (argument checks, the tensor object, the data store,
+memory counters, scope tracking, disposal): more than the kernel of a small op. The C module does the same
+work on the same objects for the plain cases and hands every other case to the Python code, which stays the
+specification:
+
+- ``run_binary`` / ``run_unary`` (``ndflow/ops``): float32 element-wise ops whose kernel has a direct form on
+  the active backend (``register_direct``), while the direct path is open (no tape, profile, debug mode or leak
+  tracker): ``runner`` wraps the Python function;
+- ``Tensor.dispose``: tensors of backends whose store frees as ``RefCountedStore`` does, no leak tracker,
+  not strings.
+
+The module is built when ndflow is installed with a C compiler (``setup.py``; optional: without one, ndflow
+runs the Python code alone). The flag ``C_DISPATCH`` (default: on where built) turns it off and on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .flags import env
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+try:
+    from . import _dispatch
+except ImportError:  # built without a C compiler: the Python paths alone
+    _dispatch = None
+
+_state: dict[str, Any] = {"python_dispose": None}
+
+
+def available() -> bool:
+    """Whether the compiled module was built."""
+    return _dispatch is not None
+
+
+def enabled() -> bool:
+    """Whether compiled dispatch is in use (built, configured, flag ``C_DISPATCH`` on)."""
+    return _dispatch is not None and _dispatch.enabled()
+
+
+def _store_layout(backend: Any) -> tuple | None:
+    layout = backend.store_layout()
+    return None if layout is None else tuple(layout)
+
+
+def configure(engine: Engine) -> None:
+    """Point the compiled module at the engine and the core classes, and register ``C_DISPATCH``."""
+    from . import backend
+    from .engine import Scope
+    from .tensor import Tensor, Variable
+
+    if _dispatch is not None:
+        _dispatch.configure(
+            engine,
+            Tensor,
+            Variable,
+            backend.DataInfo,
+            Scope,
+            backend._data_ids,
+            _store_layout,
+            engine.dispose_tensor,
+            "float32",
+            "string",
+        )
+        _state["python_dispose"] = Tensor.dispose
+    env().register_flag("C_DISPATCH", available, _set_enabled)
+    _set_enabled(env().get("C_DISPATCH"))
+
+
+def _set_enabled(value: Any) -> None:
+    if _dispatch is None:
+        return
+    from .tensor import Tensor
+
+    on = bool(value)
+    _dispatch.set_enabled(on)
+    Tensor.dispose = _dispatch.dispose_method() if on else _state["python_dispose"]
+
+
+def disposer(fallback: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``Engine.dispose_tensor`` compiled (``fallback`` where the module was not built)."""
+    return fallback if _dispatch is None else _dispatch.dispose_tensor
+
+
+def forget_layouts() -> None:
+    """Backends were created, disposed or removed: read their store layouts again."""
+    if _dispatch is not None:
+        _dispatch.forget_layouts()
+
+
+def binary_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (``run_binary(kernel, op, a, b, ...)``) with the compiled direct path in front."""
+    return fn if _dispatch is None else _dispatch.runner(2, fn)
+
+
+def unary_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (``run_unary(kernel, op, x, ...)``) with the compiled direct path in front."""
+    return fn if _dispatch is None else _dispatch.runner(1, fn)
+
+
+def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of a binary op ``f(a, b)`` that runs ``kernel`` through ``run_binary``: calls with two
+    positional arguments try the compiled direct path first (float32 operands of one shape, or a float32 tensor
+    and a Python number), then ``f``. The op stays ``f`` for everything else (name, docs, signature via
+    ``__wrapped__``) and binds as a method of ``Tensor``."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if _dispatch is None else _dispatch.op(2, kernel, fn)
+
+    return wrap
+
+
+def unary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of a unary op ``f(x)`` that runs ``kernel`` through ``run_unary`` (see :func:`binary_op`)."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if _dispatch is None else _dispatch.op(1, kernel, fn)
+
+    return wrap
+
+
+def is_op(obj: Any) -> bool:
+    """Whether ``obj`` is an op made by :func:`binary_op` or :func:`unary_op` (a Python function otherwise)."""
+    return _dispatch is not None and type(obj) is _dispatch.Op

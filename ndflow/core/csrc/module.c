@@ -1,0 +1,265 @@
+/* ndflow compiled dispatch: the Runner and Op types and the module ndflow.core._dispatch. */
+#include "dispatch.h"
+
+/* ---- runners: run_binary / run_unary with the direct path in front ---------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD vectorcallfunc vectorcall;
+    int arity;          /* 2: (kernel, op, a, b[, numeric]); 1: (kernel, op, x[, float_only]) */
+    PyObject *fallback; /* the Python function */
+} Runner;
+
+static PyObject *runner_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Runner *r = (Runner *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (enabled && n >= 2 + r->arity && PyUnicode_CheckExact(args[0])) { /* keywords: flags of the slow path */
+        PyObject *t = r->arity == 2 ? direct_binary(args[0], args[2], args[3]) : direct_unary(args[0], args[2]);
+        if (t != Py_None)
+            return t; /* a tensor, or NULL with the error */
+        Py_DECREF(t);
+    }
+    return PyObject_Vectorcall(r->fallback, args, nargsf, kwnames);
+}
+
+static int runner_traverse(Runner *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->fallback);
+    return 0;
+}
+
+static int runner_clear(Runner *r)
+{
+    Py_CLEAR(r->fallback);
+    return 0;
+}
+
+static void runner_dealloc(Runner *r)
+{
+    PyObject_GC_UnTrack(r);
+    runner_clear(r);
+    PyObject_GC_Del(r);
+}
+
+static PyObject *runner_get_wrapped(Runner *r, void *closure) { return Py_NewRef(r->fallback); }
+
+static PyObject *runner_get_doc(Runner *r, void *closure) { return PyObject_GetAttrString(r->fallback, "__doc__"); }
+
+static PyGetSetDef runner_getset[] = {
+    {"__wrapped__", (getter)runner_get_wrapped, NULL, "the Python function the runner falls back to", NULL},
+    {"__doc__", (getter)runner_get_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject RunnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ndflow.core._dispatch.Runner",
+    .tp_basicsize = sizeof(Runner),
+    .tp_dealloc = (destructor)runner_dealloc,
+    .tp_vectorcall_offset = offsetof(Runner, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_traverse = (traverseproc)runner_traverse,
+    .tp_clear = (inquiry)runner_clear,
+    .tp_getset = runner_getset,
+};
+
+static PyObject *make_runner(PyObject *self, PyObject *args)
+{
+    int arity;
+    PyObject *fallback;
+    if (!PyArg_ParseTuple(args, "iO:runner", &arity, &fallback))
+        return NULL;
+    if (arity != 1 && arity != 2) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch.runner: arity must be 1 or 2");
+        return NULL;
+    }
+    Runner *r = PyObject_GC_New(Runner, &RunnerType);
+    if (r == NULL)
+        return NULL;
+    r->vectorcall = runner_vectorcall;
+    r->arity = arity;
+    r->fallback = Py_NewRef(fallback);
+    PyObject_GC_Track(r);
+    return (PyObject *)r;
+}
+
+/* ---- ops: an op function with the direct path in front (nf.add is one) ------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD vectorcallfunc vectorcall;
+    int arity;          /* positional tensors: 1 or 2 */
+    PyObject *kernel;   /* the kernel's name */
+    PyObject *fallback; /* the op's Python function */
+} Op;
+
+static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Op *op = (Op *)self;
+    if (enabled && kwnames == NULL && PyVectorcall_NARGS(nargsf) == op->arity) {
+        PyObject *t = op->arity == 2 ? direct_binary(op->kernel, args[0], args[1]) : direct_unary(op->kernel, args[0]);
+        if (t != Py_None)
+            return t;
+        Py_DECREF(t);
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* Bound to a tensor as its method (Tensor.add, Tensor.__add__), as a Python function would be. */
+static PyObject *op_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static int op_traverse(Op *op, visitproc visit, void *arg)
+{
+    Py_VISIT(op->fallback);
+    return 0;
+}
+
+static int op_clear(Op *op)
+{
+    Py_CLEAR(op->fallback);
+    Py_CLEAR(op->kernel);
+    return 0;
+}
+
+static void op_dealloc(Op *op)
+{
+    PyObject_GC_UnTrack(op);
+    op_clear(op);
+    PyObject_GC_Del(op);
+}
+
+/* Attributes a function has (__name__, __doc__, __module__, __qualname__, __annotations__...) come from the
+ * Python function; __wrapped__ is that function (inspect.signature follows it). */
+static PyObject *op_getattro(PyObject *self, PyObject *name)
+{
+    Op *op = (Op *)self;
+    if (PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
+        return Py_NewRef(op->fallback);
+    if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0)
+        return PyObject_GenericGetAttr(self, name);
+    PyObject *value = PyObject_GetAttr(op->fallback, name);
+    if (value != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return value;
+    PyErr_Clear();
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static PyObject *op_repr(Op *op) { return PyUnicode_FromFormat("<op %R (compiled dispatch)>", op->fallback); }
+
+static PyMemberDef op_members[] = {
+    {"kernel", T_OBJECT, offsetof(Op, kernel), READONLY, "the kernel the direct path runs"},
+    {NULL},
+};
+
+static PyTypeObject OpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ndflow.core._dispatch.Op",
+    .tp_basicsize = sizeof(Op),
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_vectorcall_offset = offsetof(Op, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = (reprfunc)op_repr,
+    .tp_getattro = op_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_traverse = (traverseproc)op_traverse,
+    .tp_clear = (inquiry)op_clear,
+    .tp_descr_get = op_descr_get,
+    .tp_members = op_members,
+};
+
+static PyObject *make_op(PyObject *self, PyObject *args)
+{
+    int arity;
+    PyObject *kernel, *fallback;
+    if (!PyArg_ParseTuple(args, "iUO:op", &arity, &kernel, &fallback))
+        return NULL;
+    if (arity != 1 && arity != 2) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch.op: arity must be 1 or 2");
+        return NULL;
+    }
+    Op *op = PyObject_GC_New(Op, &OpType);
+    if (op == NULL)
+        return NULL;
+    op->vectorcall = op_vectorcall;
+    op->arity = arity;
+    op->kernel = Py_NewRef(kernel);
+    op->fallback = Py_NewRef(fallback);
+    PyObject_GC_Track(op);
+    return (PyObject *)op;
+}
+
+/* ---- module ----------------------------------------------------------------------------------------------- */
+
+static PyObject *py_direct_binary(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    if (n != 3) {
+        PyErr_SetString(PyExc_TypeError, "direct_binary(kernel, a, b)");
+        return NULL;
+    }
+    if (!configured || !enabled || !PyUnicode_CheckExact(args[0]))
+        Py_RETURN_NONE;
+    return direct_binary(args[0], args[1], args[2]);
+}
+
+static PyObject *py_direct_unary(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    if (n != 2) {
+        PyErr_SetString(PyExc_TypeError, "direct_unary(kernel, x)");
+        return NULL;
+    }
+    if (!configured || !enabled || !PyUnicode_CheckExact(args[0]))
+        Py_RETURN_NONE;
+    return direct_unary(args[0], args[1]);
+}
+
+/* Engine.dispose_tensor(t) (the Python method where the compiled path does not apply or is off). */
+static PyObject *py_dispose_tensor_fn(PyObject *self, PyObject *t)
+{
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch: dispose_tensor before configure()");
+        return NULL;
+    }
+    return tensor_dispose(t, NULL);
+}
+
+static PyObject *py_enabled(PyObject *self, PyObject *unused) { return PyBool_FromLong(enabled); }
+
+static PyMethodDef module_methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(engine, Tensor, Variable, DataInfo, Scope, data_ids, store_layout, dispose_tensor, 'float32', "
+     "'string')"},
+    {"set_enabled", set_enabled, METH_O, "Turn the compiled paths on or off (off: runners call their fallbacks)."},
+    {"enabled", py_enabled, METH_NOARGS, "Whether the compiled paths are on."},
+    {"forget_layouts", forget_layouts, METH_NOARGS, "Forget the cached store layouts (backends changed)."},
+    {"runner", make_runner, METH_VARARGS, "runner(arity, fallback): run_binary (2) / run_unary (1) in C."},
+    {"op", make_op, METH_VARARGS, "op(arity, kernel, fallback): an op function with the direct path in front."},
+    {"dispose_tensor", py_dispose_tensor_fn, METH_O, "Engine.dispose_tensor(t), compiled where it may be."},
+    {"dispose_method", dispose_method, METH_NOARGS, "Tensor.dispose as a method descriptor."},
+    {"direct_binary", (PyCFunction)(void (*)(void))py_direct_binary, METH_FASTCALL,
+     "direct_binary(kernel, a, b): the direct path's tensor, or None where it does not apply."},
+    {"direct_unary", (PyCFunction)(void (*)(void))py_direct_unary, METH_FASTCALL,
+     "direct_unary(kernel, x): the direct path's tensor, or None where it does not apply."},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "ndflow.core._dispatch", "ndflow's compiled dispatch (see ndflow/core/compiled.py).", -1,
+    module_methods,
+};
+
+PyMODINIT_FUNC PyInit__dispatch(void)
+{
+    if (PyType_Ready(&RunnerType) < 0 || PyType_Ready(&OpType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL || PyModule_AddObjectRef(m, "Op", (PyObject *)&OpType) < 0 ||
+        PyModule_AddObjectRef(m, "Runner", (PyObject *)&RunnerType) < 0) {
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
+}
+

@@ -1,0 +1,316 @@
+"""Compiled dispatch (ndflow/core/_dispatch.c via core/compiled.py): the C direct path and ``Tensor.dispose``
+must do exactly what the Python engine does (values bit for bit, tensor attributes, memory counters, scopes,
+shared data, fallbacks), with the flag ``C_DISPATCH`` on and off."""
+
+from __future__ import annotations
+
+import inspect
+import shutil
+import sysconfig
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import ndflow as nf
+from ndflow.core import compiled
+from ndflow.core.engine import ENGINE
+from ndflow.core.kernel_registry import direct_table, register_direct
+from ndflow.core.tensor import DisposedTensorError, Tensor
+
+SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3e38, -3e38, 1e-38, 1e-45, np.nan, np.inf, -np.inf], np.float32)
+SCALARS = [0.1, -2.5, 3, 0, 16777216, 16777217, 2**40, 3e38, 1e300, float("nan"), True]
+BINARY = [nf.add, nf.sub, nf.mul, nf.div, nf.maximum, nf.minimum, nf.pow, nf.squared_difference, nf.mod]
+UNARY = [nf.neg, nf.abs, nf.exp, nf.log, nf.sqrt, nf.rsqrt, nf.square, nf.tanh, nf.relu, nf.sigmoid]
+
+needs_module = pytest.mark.skipif(not compiled.available(), reason="ndflow was built without its C module")
+
+
+@pytest.fixture(params=[True, False], ids=["compiled", "python"])
+def dispatch(request):
+    if request.param and not compiled.available():
+        pytest.skip("ndflow was built without its C module")
+    nf.env().set("C_DISPATCH", request.param)
+    yield request.param
+
+
+def _snapshot(t: Tensor) -> dict:
+    info = ENGINE._data[t.data_id]
+    backend = t._info.backend
+    return {
+        "shape": t.shape,
+        "dtype": t.dtype,
+        "size": t.size,
+        "kept": t.kept,
+        "disposed": t.is_disposed,
+        "info": (info is t._info, info.nbytes, info.backend is backend),
+        "refs": backend.ref_count(t.data_id),
+        "values": t.data_sync().tobytes(),
+        "stored_as": type(backend.values(t.data_id)) if hasattr(backend, "values") else None,
+    }
+
+
+def _run_both(fn):
+    """fn() with compiled dispatch on and off: the two results."""
+    out = []
+    for on in (True, False):
+        nf.env().set("C_DISPATCH", on)
+        out.append(fn())
+    return out
+
+
+def test_the_module_is_built_where_a_compiler_is():
+    if shutil.which(sysconfig.get_config_var("CC").split()[0] if sysconfig.get_config_var("CC") else "cc") is None:
+        pytest.skip("no C compiler here: ndflow runs its Python dispatch")
+    assert compiled.available(), "ndflow/core/_dispatch.c was not built: run `pip install -e .` again"
+    assert compiled.enabled()
+
+
+@needs_module
+def test_flag_switches_the_module_and_tensor_dispose():
+    nf.env().set("C_DISPATCH", False)
+    assert not compiled.enabled()
+    assert inspect.isfunction(Tensor.__dict__["dispose"])
+    nf.env().set("C_DISPATCH", True)
+    assert compiled.enabled()
+    assert type(Tensor.__dict__["dispose"]).__name__ == "method_descriptor"
+
+
+@needs_module
+def test_ops_keep_their_python_face():
+    a = nf.tensor([1.0, -2.0])
+    try:
+        assert nf.add.__name__ == "add" and nf.add.__module__ == "ndflow.ops.arithmetic"
+        assert "element-wise" in nf.add.__doc__
+        assert list(inspect.signature(nf.add).parameters) == ["a", "b"]
+        assert compiled.is_op(nf.exp) and inspect.isfunction(inspect.unwrap(nf.exp))
+        results = [a.add(a), Tensor.add(a, a), a + a, nf.add(a=a, b=a), nf.add(a, b=a)]
+        for r in results:
+            np.testing.assert_array_equal(r.data_sync(), [2.0, -4.0])
+        nf.dispose(results)
+    finally:
+        a.dispose()
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 5)])
+def test_binary_and_unary_ops_match_the_python_engine(backend, shape):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    x.reshape(-1)[: min(x.size, SPECIAL.size)] = SPECIAL[: x.size]
+    a, b = nf.tensor(x), nf.tensor(x.reshape(-1)[::-1].reshape(shape) + np.float32(0.25))
+    try:
+        for op in BINARY:
+            for args in [(a, b)] + [(a, s) for s in SCALARS]:
+                got = _run_both(lambda op=op, args=args: op(*args))
+                assert _snapshot(got[0]) == _snapshot(got[1]), f"{op.__name__}{args[1:]}"
+                nf.dispose(got)
+        for op in UNARY:
+            got = _run_both(lambda op=op: op(a))
+            assert _snapshot(got[0]) == _snapshot(got[1]), op.__name__
+            nf.dispose(got)
+    finally:
+        nf.dispose([a, b])
+
+
+def test_memory_counters_and_freeing(backend, dispatch):
+    a, b = nf.tensor([1.0, 2.0, 3.0]), nf.tensor([4.0, 5.0, 6.0])
+    store = nf.backend()
+    before = nf.memory()
+    outs = [nf.add(a, b), a * b, a - 1.5, a / 2, nf.exp(a), nf.relu(a), -a, nf.sqrt(a)]
+    mem = nf.memory()
+    assert (mem.num_tensors, mem.num_data_buffers, mem.num_bytes) == (
+        before.num_tensors + 8,
+        before.num_data_buffers + 8,
+        before.num_bytes + 96,
+    )
+    ids = [t.id for t in outs]
+    assert ids == sorted(set(ids)), "tensor ids must be new and increasing"
+    data_ids = [t.data_id for t in outs]
+    for t in outs:
+        t.dispose()
+        t.dispose()  # a second dispose does nothing
+    assert all(store.ref_count(d) == 0 for d in data_ids)
+    assert all(d not in ENGINE._data for d in data_ids)
+    mem = nf.memory()
+    assert (mem.num_tensors, mem.num_data_buffers, mem.num_bytes) == (
+        before.num_tensors,
+        before.num_data_buffers,
+        before.num_bytes,
+    )
+    with pytest.raises(DisposedTensorError, match="disposed"):
+        nf.add(outs[0], a)
+    with pytest.raises(DisposedTensorError, match="disposed"):
+        nf.exp(outs[0])
+    nf.dispose([a, b])
+
+
+def test_scopes_track_and_keep(backend, dispatch):
+    a = nf.tensor([1.0, 2.0])
+    before = nf.memory().num_tensors
+    seen = []
+
+    def body():
+        t = nf.mul(nf.add(a, a), 3.0)
+        seen.append(nf.exp(t))
+        kept = nf.keep(nf.neg(a))
+        assert t.scope_id == ENGINE.active_scope.id
+        return kept, t
+
+    kept, t = nf.tidy(body)
+    assert seen[0].is_disposed and not t.is_disposed and not kept.is_disposed
+    assert nf.memory().num_tensors == before + 2
+    np.testing.assert_array_equal(t.data_sync(), [6.0, 12.0])
+    nf.dispose([kept, t, a])
+
+
+def test_shared_data_is_freed_by_its_last_owner(backend, dispatch):
+    a = nf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    s = nf.add(a, a)
+    r = nf.reshape(s, [4])  # shares the buffer
+    c = nf.clone(s)
+    store = nf.backend()
+    s.dispose()
+    assert store.ref_count(r.data_id) == 2 and not r.is_disposed
+    doubled = nf.add(r, r)  # r's data is stored as (2, 2): the kernel runs, not the direct form
+    np.testing.assert_array_equal(doubled.data_sync(), [4.0, 8.0, 12.0, 16.0])
+    doubled.dispose()
+    r.dispose()
+    np.testing.assert_array_equal(c.data_sync(), [2.0, 4.0, 6.0, 8.0])  # data_sync is flat
+    c.dispose()
+    assert store.ref_count(a.data_id) == 1
+    freed = a.data_id
+    a.dispose()
+    assert store.ref_count(freed) == 0 and freed not in ENGINE._data
+
+
+def test_string_tensors_and_variables(backend, dispatch):
+    before = nf.memory()
+    s = nf.tensor(["a", "bc"])
+    s.dispose()
+    assert nf.memory().num_tensors == before.num_tensors
+    initial = nf.tensor([1.0, 4.0])
+    v = nf.variable(initial)
+    out = [nf.add(v, v), nf.sqrt(v), v * 2]
+    np.testing.assert_array_equal(out[0].data_sync(), [2.0, 8.0])
+    np.testing.assert_array_equal(out[1].data_sync(), [1.0, 2.0])
+    nf.dispose(out + [initial])
+    v.dispose()
+
+
+def test_the_leak_tracker_and_the_tape_see_every_op(backend, dispatch):
+    nf.env().set("TRACK_LEAKS", True)
+    a = nf.tensor([1.0, 2.0])
+    t = nf.add(a, a)
+    assert t.id in ENGINE.tracker.live, "an op's output is watched while TRACK_LEAKS is on"
+    t.dispose()
+    assert t.id not in ENGINE.tracker.live, "dispose tells the tracker"
+    a.dispose()
+    nf.env().set("TRACK_LEAKS", False)
+    x = nf.tensor([1.0, 2.0, 3.0])
+    g = nf.grad(lambda x: nf.sum(nf.mul(nf.exp(x), 2.0)))(x)
+    np.testing.assert_allclose(g.data_sync(), 2 * np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+    nf.dispose([g, x])
+
+
+def test_a_failing_direct_kernel_raises_and_leaks_nothing(dispatch):
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    original = direct_table("cpu")["Add"]
+
+    def broken(a, b):
+        raise FloatingPointError("broken direct form")
+
+    register_direct("Add", "cpu", broken)
+    nf.set_backend("cpu")
+    a = nf.tensor([1.0])
+    before = nf.memory()
+    try:
+        with pytest.raises(FloatingPointError, match="broken direct form"):
+            nf.add(a, a)
+        assert nf.memory().num_tensors == before.num_tensors
+        assert nf.memory().num_data_buffers == before.num_data_buffers
+    finally:
+        register_direct("Add", "cpu", original)
+        nf.set_backend(previous)
+        a.dispose()
+
+
+def test_cpu_results_are_stored_as_arrays_and_errors_stay_quiet(dispatch):
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    try:
+        big = nf.tensor(np.float32(3e38))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's overflow warnings must stay off, in every thread
+            results = [nf.mul(big, 10.0), nf.add(big, big), nf.exp(big)]
+            box = []
+            worker = threading.Thread(target=lambda: box.append([nf.mul(big, 10.0), nf.exp(big)]))
+            worker.start()
+            worker.join()
+        for t in results + box[0]:
+            assert isinstance(nf.backend().values(t.data_id), np.ndarray)
+            assert t.data_sync() == np.inf
+        nf.dispose(results + box[0] + [big])
+    finally:
+        nf.set_backend(previous)
+
+
+def test_webgpu_buffers_are_released_by_dispose(dispatch):
+    if nf.find_backend("webgpu") is None:
+        pytest.skip("no webgpu backend here")
+    previous = nf.get_backend()
+    nf.set_backend("webgpu")
+    try:
+        a = nf.tensor(np.arange(64, dtype=np.float32))
+        t = nf.add(a, a)
+        t.data_sync()
+        store = nf.backend()
+        before = nf.memory()
+        t.dispose()
+        assert store.ref_count(t.data_id) == 0
+        assert nf.memory().num_bytes == before.num_bytes - 256
+        a.dispose()
+    finally:
+        nf.set_backend(previous)
+
+
+@needs_module
+def test_the_compiled_path_is_taken_only_where_it_may_be(backend):
+    from ndflow.core import _dispatch
+
+    a, b = nf.tensor([1.0, 2.0]), nf.tensor([3.0, 4.0])
+    i = nf.tensor([1, 2], dtype="int32")
+    try:
+        has_direct = bool(direct_table(backend))
+        for t in (_dispatch.direct_binary("Add", a, b), _dispatch.direct_binary("Add", a, 2.0)):
+            assert (t is not None) == has_direct
+            if t is not None:
+                t.dispose()
+        t = _dispatch.direct_unary("Exp", a)
+        assert (t is not None) == has_direct
+        if t is not None:
+            t.dispose()
+        assert _dispatch.direct_binary("Add", a, i) is None  # dtypes differ
+        column = nf.reshape(a, [2, 1])
+        assert _dispatch.direct_binary("Add", a, column) is None  # shapes differ
+        stacked = nf.stack([a, b])
+        flat = nf.reshape(stacked, [4])  # stored as (2, 2): the kernel must run
+        assert _dispatch.direct_binary("Add", flat, flat) is None
+        nf.dispose([column, stacked, flat])
+        assert _dispatch.direct_binary("Add", a, 2**30) is None  # not exact in float32
+        assert _dispatch.direct_binary("NoSuchKernel", a, b) is None
+        seen = []
+
+        def f(x):
+            seen.append(_dispatch.direct_binary("Add", x, x))  # under the tape: closed
+            return nf.sum(nf.add(x, x))
+
+        g = nf.grad(f)(a)
+        assert seen == [None]
+        np.testing.assert_array_equal(g.data_sync(), [2.0, 2.0])
+        g.dispose()
+        nf.env().set("C_DISPATCH", False)
+        assert _dispatch.direct_binary("Add", a, b) is None
+    finally:
+        nf.dispose([a, b, i])
