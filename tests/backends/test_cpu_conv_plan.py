@@ -77,8 +77,11 @@ DEPTHWISE = [
     ((1, 7, 8, 70), (3, 3, 70, 1), 1, "same", 1, jit_ops.DW3),
     ((1, 10, 11, 4), (3, 3, 4, 1), 2, "same", 1, jit_ops.DW3),
     ((2, 8, 8, 3), (5, 5, 3, 1), 1, "same", 1, jit_ops.DW_FLAT),
-    ((1, 8, 8, 3), (5, 5, 3, 1), 2, "valid", 1, jit_ops.DW),
+    ((1, 8, 8, 3), (4, 4, 3, 1), 2, "valid", 1, jit_ops.DW),
     ((1, 6, 6, 3), (3, 3, 3, 2), 1, "same", 1, jit_ops.DW),  # channel multiplier 2
+    ((1, 5, 130, 80), (5, 5, 80, 1), 1, "same", 1, jit_ops.DW5_FLAT),  # rows too long for DW_FLAT
+    ((1, 11, 9, 6), (5, 5, 6, 1), 2, "same", 1, jit_ops.DW5),
+    ((1, 5, 17, 42), (5, 5, 42, 1), (1, 2), "valid", 1, jit_ops.DW5),
 ]
 
 
@@ -105,7 +108,7 @@ def test_plain_convolutions_are_the_unplanned_result(case):
 
 @needs_numba
 @pytest.mark.parametrize("activation", ACTIVATIONS)
-@pytest.mark.parametrize("case", [CONV[0], CONV[2], DEPTHWISE[0], DEPTHWISE[1], DEPTHWISE[3], DEPTHWISE[4]])
+@pytest.mark.parametrize("case", [CONV[0], CONV[2], *DEPTHWISE[:2], *DEPTHWISE[3:5], *DEPTHWISE[6:8]])
 def test_fused_epilogues_are_the_unplanned_result(case, activation):
     shape, fshape, strides, pad, dilations, _ = case
     depthwise = case in DEPTHWISE

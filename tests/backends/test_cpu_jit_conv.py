@@ -1,9 +1,9 @@
 """The compiled convolution paths for the hot shapes agree with the numpy paths.
 
-The 3x3 depthwise kernel (nine taps summed in registers; whole-row loops for a unit width stride, per
-position loops otherwise), the blocked im2col convolution and the sigmoid epilogue run once with the flag
-``CPU_JIT`` off (numpy) and once on (numba); both results must agree. The oracle suites check both against
-TF.js.
+The 3x3 and 5x5 depthwise kernel (every tap summed in registers; whole-row loops with period-tiled weights
+for a unit width stride, per position loops otherwise, taps outside the input skipped), the blocked im2col
+convolution and the sigmoid epilogue run once with the flag ``CPU_JIT`` off (numpy) and once on (numba); both
+results must agree. The oracle suites check both against TF.js.
 """
 
 from __future__ import annotations
@@ -44,13 +44,26 @@ DEPTHWISE_3X3 = [
     ((1, 6, 6, 3), (1, 2), 1, 1),
 ]
 
+# 5x5 rows longer than FLAT_ROW_MAX (the 5x5 kernel's period-tiled run; shorter rows take the generic DW_FLAT):
+# weight periods of 48, 112, 336 (whole vectors), a multiple of the channels only (75), and a dilated one.
+DEPTHWISE_5X5_LONG = [
+    ((1, 7, 420, 24), 1, "same", 1),
+    ((1, 6, 360, 28), 1, "same", 1),
+    ((1, 5, 240, 42), 1, "valid", 1),
+    ((2, 6, 140, 75), 1, "same", 1),
+    ((1, 12, 280, 36), 1, "same", 2),
+    ((1, 3, 300, 40), 1, "same", 1),  # every row on the border
+]
+
 
 @needs_numba
-@pytest.mark.parametrize("case", DEPTHWISE_3X3)
-def test_depthwise_3x3_matches_numpy(case):
+@pytest.mark.parametrize(
+    "case,size", [(c, 3) for c in DEPTHWISE_3X3] + [(c, 5) for c in DEPTHWISE_3X3 + DEPTHWISE_5X5_LONG]
+)
+def test_depthwise_3x3_and_5x5_match_numpy(case, size):
     shape, strides, pad, dilations = case
     x = _rand(shape)
-    w = _rand((3, 3, shape[-1], 1))
+    w = _rand((size, size, shape[-1], 1))
     try:
         a, b = run_both(lambda: nf.depthwise_conv2d(x, w, strides, pad, dilations=dilations))
         np.testing.assert_array_equal(a, b)  # same taps in the same order: bit for bit
@@ -61,9 +74,10 @@ def test_depthwise_3x3_matches_numpy(case):
 @needs_numba
 @pytest.mark.parametrize("activation", ["relu6", "sigmoid", "linear"])
 @pytest.mark.parametrize("strides", [1, 2])
-def test_fused_depthwise_3x3_epilogue_matches_numpy(activation, strides):
+@pytest.mark.parametrize("size", [3, 5])
+def test_fused_depthwise_3x3_and_5x5_epilogue_matches_numpy(activation, strides, size):
     x = _rand((2, 9, 10, 7))
-    w = _rand((3, 3, 7, 1))
+    w = _rand((size, size, 7, 1))
     bias = _rand((7,))
     try:
         a, b = run_both(
@@ -131,3 +145,30 @@ def test_fused_conv_sigmoid_epilogue_matches_numpy():
         _close(a, b)
     finally:
         nf.dispose([x, w, bias])
+
+
+def test_weight_periods_are_whole_vectors_and_channels():
+    for channels in (1, 3, 16, 24, 28, 42, 75, 96, 144, 672, 35, 1000):
+        period = jit_ops.weight_period(channels)
+        assert period % channels == 0
+        if channels * 16 // np.gcd(channels, 16) <= jit_ops.PERIOD_MAX:
+            assert period % 16 == 0
+    w2 = RNG.standard_normal((25, 24)).astype(np.float32)
+    tiled = jit_ops.period_tiled(w2)
+    assert tiled.shape == (25, 48) and tiled.flags.c_contiguous
+    np.testing.assert_array_equal(tiled, np.tile(w2, (1, 2)))
+
+
+@needs_numba
+def test_depthwise_skips_taps_outside_the_input():
+    """An infinite weight on a tap that only ever reads the padding leaves the output finite (TF.js skips it)."""
+    x = _rand((1, 6, 7, 16))  # stride 2: the 5x5 kernel (per position inside, per tap on the border)
+    w_np = RNG.standard_normal((5, 5, 16, 1)).astype(np.float32)
+    w_np[0, 0] = np.inf  # tap (0, 0) reads the padding only at the top-left output
+    w = nf.tensor(w_np)
+    try:
+        (b,) = run_both(lambda: nf.depthwise_conv2d(x, w, 2, "same"))[1:]
+        assert np.isfinite(b[0, 0, 0]).all()  # its window's tap (0, 0) lies in the padding
+        assert not np.isfinite(b[0, 1, 1]).all()  # this one reads the input there
+    finally:
+        nf.dispose([x, w])

@@ -5,7 +5,8 @@ the caller allocated. Sums run in the same order as the numpy paths (filter taps
 order, bias added after the sum, then the activation), so both paths give the same float32
 results up to the rounding of the elementary functions (exp in sigmoid and elu).
 
-The 3x3 depthwise kernel and the direct im2col live in :mod:`._conv_kernels` and are re-exported here.
+The 3x3 depthwise kernel and the direct im2col (:mod:`._conv_kernels`) and the 5x5 depthwise kernel
+(:mod:`._dw_kernels`) are re-exported here.
 
 Each parallel kernel has a serial twin (``*_serial``): a parallel loop costs a few microseconds to
 start, more than small tensors take; the callers pick by the amount of work.
@@ -270,3 +271,4 @@ def pool2d(x, out, is_max, fh, fw, sh, sw, dh, dw, pt, pl):  # pragma: no cover 
 # ----------------------------------------------------------------------------- convolutions' hot shapes
 # (after everything above: _conv_kernels imports _epilogue_rows from this module)
 from ._conv_kernels import depthwise3x3, depthwise3x3_serial, im2col2d  # noqa: E402, F401
+from ._dw_kernels import depthwise5x5, depthwise5x5_serial  # noqa: E402, F401

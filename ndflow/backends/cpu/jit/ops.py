@@ -135,14 +135,14 @@ def _float32_c(a: np.ndarray) -> np.ndarray:
 
 
 # Routes of the compiled 2-D convolutions (Route.kind).
-DW3, DW3_FLAT, DW_FLAT, DW, BLOCKED, POINTWISE = range(6)
+DW3, DW3_FLAT, DW5, DW5_FLAT, DW_FLAT, DW, BLOCKED, POINTWISE = range(8)
 
 
 class Route(NamedTuple):
     """The shape-only decisions of a compiled 2-D convolution: which kernel runs it and with which integer
     arguments. Computed from the geometry alone, so a plan (:mod:`.plans`) can keep it between calls."""
 
-    kind: int  # DW3, DW3_FLAT, DW_FLAT, DW (depthwise kernels), BLOCKED (im2col + products) or POINTWISE
+    kind: int  # DW3, DW3_FLAT, DW5, DW5_FLAT, DW_FLAT, DW (depthwise kernels), BLOCKED (im2col + products), POINTWISE
     out_shape: tuple[int, ...]  # channels-last output
     work: int  # multiply-adds: runs below PARALLEL_MIN_WORK stay on the calling thread
     static: tuple[int, ...]  # the compiled kernel's integer arguments
@@ -155,14 +155,19 @@ def depthwise_route(info, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) ->
     shape = (x_shape[0], *info.out_size, x_shape[-1] * w_shape[-1])
     (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
     work = math.prod(shape) * math.prod(info.filter_size)
+    static = (sh, sw, dh, dw, pt, pl)
+    short_rows = shape[2] * shape[3] <= FLAT_ROW_MAX
     if tuple(w_shape[:2]) == (3, 3) and w_shape[-1] == 1:
         # 3x3: the nine taps summed in registers; a unit width stride runs along whole rows (weights tiled)
-        flat = sw == 1 and shape[3] < 64 and shape[2] * shape[3] <= FLAT_ROW_MAX
-        return Route(DW3_FLAT if flat else DW3, shape, work, (sh, sw, dh, dw, pt, pl))
-    if sw == 1 and w_shape[-1] == 1 and shape[2] * shape[3] <= FLAT_ROW_MAX:
+        flat = sw == 1 and shape[3] < 64 and short_rows
+        return Route(DW3_FLAT if flat else DW3, shape, work, static)
+    if sw == 1 and w_shape[-1] == 1 and short_rows:
         # short rows: one contiguous multiply-add per tap over the whole output row (weights tiled)
         return Route(DW_FLAT, shape, work, (sh, dh, dw, pt, pl))
-    return Route(DW, shape, work, (sh, sw, dh, dw, pt, pl))
+    if tuple(w_shape[:2]) == (5, 5) and w_shape[-1] == 1:
+        # 5x5: the 25 taps summed in registers; a unit width stride runs along whole rows (period weights)
+        return Route(DW5_FLAT if sw == 1 else DW5, shape, work, static)
+    return Route(DW, shape, work, static)
 
 
 def _tiled(w: np.ndarray, out_w: int) -> np.ndarray:
@@ -170,6 +175,24 @@ def _tiled(w: np.ndarray, out_w: int) -> np.ndarray:
     ``np.tile(w, (1, 1, out_w))`` gives, without its microseconds of Python)."""
     kh, kw, c = w.shape
     return np.repeat(w.reshape(kh * kw, 1, c), out_w, axis=1).reshape(kh, kw, out_w * c)
+
+
+# Longest period of the 5x5 kernel's period-tiled weights (values per tap) when it is to be a multiple of 16.
+PERIOD_MAX = 512
+
+
+def weight_period(channels: int) -> int:
+    """The period ``L`` of the 5x5 kernel's tiled weights: a multiple of the channels, and of 16 (one AVX-512
+    vector) when that is at most PERIOD_MAX values, so that blocks of ``L`` vectorise whole."""
+    period = channels * 16 // math.gcd(channels, 16)
+    return period if period <= PERIOD_MAX else channels * max(1, PERIOD_MAX // channels)
+
+
+def period_tiled(w2: np.ndarray) -> np.ndarray:
+    """Taps ``(T, C)`` repeated along the channels to ``(T, L)`` (:func:`weight_period`), C-contiguous."""
+    taps, channels = w2.shape
+    reps = weight_period(channels) // channels
+    return np.repeat(w2.reshape(taps, 1, channels), reps, axis=1).reshape(taps, reps * channels)
 
 
 def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple, sigmoid: bool) -> np.ndarray:
@@ -186,6 +209,11 @@ def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple,
         wt = _tiled(w3, route.out_shape[2]) if kind == DW3_FLAT else _NONE3
         fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
         fn(x, w3, wt, y, *route.static, *ep_args)
+    elif kind == DW5 or kind == DW5_FLAT:
+        w2 = _float32_c(w.reshape(25, w.shape[2]))
+        wl = period_tiled(w2) if kind == DW5_FLAT else _NONE2
+        fn = k.depthwise5x5 if threads else k.depthwise5x5_serial
+        fn(x, w2, wl, y, *route.static, *ep_args)
     elif kind == DW_FLAT:
         wt = _tiled(w[:, :, :, 0].astype(np.float32, copy=False), route.out_shape[2])
         fn = k.depthwise_flat if threads else k.depthwise_flat_serial
