@@ -9,7 +9,9 @@ specification:
   the active backend (``register_direct``), while the direct path is open (no tape, profile, debug mode or leak
   tracker): ``runner`` wraps the Python function;
 - ``Tensor.dispose``: tensors of backends whose store frees as ``RefCountedStore`` does, no leak tracker,
-  not strings.
+  not strings;
+- ``Engine.run_kernel`` and the output bookkeeping after the kernel (``_track_output``), while no tape,
+  profile, debug mode or leak tracker watches and every input is a live tensor of the active backend.
 
 The module is built when ndflow is installed with a C compiler (``setup.py``; optional: without one, ndflow
 runs the Python code alone). The flag ``C_DISPATCH`` (default: on where built) turns it off and on.
@@ -51,6 +53,7 @@ def _store_layout(backend: Any) -> tuple | None:
 def configure(engine: Engine) -> None:
     """Point the compiled module at the engine and the core classes, and register ``C_DISPATCH``."""
     from . import backend
+    from .dtypes import BYTES_PER_ELEMENT
     from .engine import Scope
     from .tensor import Tensor, Variable
 
@@ -68,6 +71,10 @@ def configure(engine: Engine) -> None:
             "string",
         )
         _state["python_dispose"] = Tensor.dispose
+        python_run_kernel = type(engine).__dict__["run_kernel"]
+        _state["python_run_kernel"] = python_run_kernel
+        _state["run_kernel"] = _dispatch.run_kernel_method(type(engine), python_run_kernel, BYTES_PER_ELEMENT)
+        _state["engine_type"] = type(engine)
     env().register_flag("C_DISPATCH", available, _set_enabled)
     _set_enabled(env().get("C_DISPATCH"))
 
@@ -80,6 +87,7 @@ def _set_enabled(value: Any) -> None:
     on = bool(value)
     _dispatch.set_enabled(on)
     Tensor.dispose = _dispatch.dispose_method() if on else _state["python_dispose"]
+    _state["engine_type"].run_kernel = _state["run_kernel" if on else "python_run_kernel"]
 
 
 def disposer(fallback: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -72,9 +72,11 @@ def test_flag_switches_the_module_and_tensor_dispose():
     nf.env().set("C_DISPATCH", False)
     assert not compiled.enabled()
     assert inspect.isfunction(Tensor.__dict__["dispose"])
+    assert inspect.isfunction(type(ENGINE).__dict__["run_kernel"])
     nf.env().set("C_DISPATCH", True)
     assert compiled.enabled()
     assert type(Tensor.__dict__["dispose"]).__name__ == "method_descriptor"
+    assert type(type(ENGINE).__dict__["run_kernel"]).__name__ == "method_descriptor"
 
 
 @needs_module
@@ -314,3 +316,72 @@ def test_the_compiled_path_is_taken_only_where_it_may_be(backend):
         assert _dispatch.direct_binary("Add", a, b) is None
     finally:
         nf.dispose([a, b, i])
+
+
+GENERIC = {
+    "reshape": lambda a, i, s: nf.reshape(a, [-1]),
+    "sum": lambda a, i, s: nf.sum(a, 1),
+    "transpose": lambda a, i, s: nf.transpose(a),
+    "split": lambda a, i, s: nf.split(a, 2),
+    "concat": lambda a, i, s: nf.concat([a, a]),
+    "cast": lambda a, i, s: nf.cast(a, "int32"),
+    "int add (broadcast)": lambda a, i, s: nf.add(i, nf.scalar(3, "int32")),
+    "greater": lambda a, i, s: nf.greater(a, 2.0),
+    "mat_mul": lambda a, i, s: nf.mat_mul(a, a),
+    "strings": lambda a, i, s: nf.reshape(s, [2, 1]),
+    "clone": lambda a, i, s: nf.clone(a),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GENERIC))
+def test_generic_kernels_match_the_python_engine(backend, case):
+    a = nf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    i = nf.tensor([[1, 2], [3, 4]], dtype="int32")
+    s = nf.tensor(["x", "yz"])
+    try:
+        results, memories = [], []
+        for on in (True, False):
+            nf.env().set("C_DISPATCH", on)
+            before = nf.memory()
+            out = nf.tidy(lambda: GENERIC[case](a, i, s))
+            after = nf.memory()
+            memories.append(
+                tuple(getattr(after, k) - getattr(before, k) for k in ("num_tensors", "num_data_buffers", "num_bytes"))
+            )
+            outs = list(out) if isinstance(out, list | tuple) else [out]
+            results.append(
+                [(t.shape, t.dtype, t.size, t.kept, t.scope_id, np.asarray(t.array_sync()).tolist()) for t in outs]
+            )
+            nf.dispose(outs)
+        assert results[0] == results[1]
+        assert memories[0] == memories[1]
+    finally:
+        nf.dispose([a, i, s])
+
+
+def test_run_kernel_errors_and_moves_are_the_python_engine_s(dispatch):
+    a = nf.tensor([1.0, 2.0])
+    try:
+        with pytest.raises(NotImplementedError, match="NoSuchKernel"):
+            ENGINE.run_kernel("NoSuchKernel", (a,), None)
+        d = nf.tensor([3.0])
+        d.dispose()
+        with pytest.raises(DisposedTensorError, match="disposed"):
+            ENGINE.run_kernel("Neg", (d,), None)
+        with pytest.raises(DisposedTensorError, match="disposed"):
+            nf.sum(d)
+        if nf.find_backend("torch") is not None:
+            previous = nf.get_backend()
+            nf.set_backend("cpu")
+            c = nf.tensor([[1.0, 2.0]])
+            nf.set_backend("torch")
+            moved = nf.sum(c)  # c moves to torch first (the Python path), then the kernel runs
+            assert moved.backend_name == "torch" and c.backend_name == "torch"
+            assert moved.data_sync().tolist() == [3.0]
+            nf.dispose([moved, c])
+            nf.set_backend(previous)
+        out = ENGINE.run_kernel("Neg", (a,))  # attrs omitted
+        np.testing.assert_array_equal(out.data_sync(), [-1.0, -2.0])
+        out.dispose()
+    finally:
+        a.dispose()

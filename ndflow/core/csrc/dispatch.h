@@ -11,7 +11,7 @@
  *     direct kernels are called and their results kept).
  *
  * Files: state.c (configuration, store layouts, the engine's bookkeeping), direct.c (the direct path and
- * disposal), module.c (the Runner and Op types, the module). Built with hidden symbol visibility.
+ * disposal), kernel.c (Engine.run_kernel), module.c (the Runner and Op types, the module). Built with hidden symbol visibility.
  */
 #ifndef NDFLOW_DISPATCH_H
 #define NDFLOW_DISPATCH_H
@@ -49,6 +49,7 @@ extern Py_ssize_t T_shape, T_dtype, T_size, T_id, T_data_id, T_info, T_kept, T_s
 extern Py_ssize_t I_backend, I_nbytes, S_track, S_id;
 extern Py_ssize_t E_direct, E_backend, E_data, E_buffers, E_bytes, E_tensors, E_scope, E_tensor_ids, E_tracker;
 
+Py_ssize_t slot_offset(PyTypeObject *type, const char *name, int required); /* -1: error; -2: absent, optional */
 PyObject *configure(PyObject *self, PyObject *args);
 PyObject *set_enabled(PyObject *self, PyObject *arg);
 PyObject *forget_layouts(PyObject *self, PyObject *unused);
@@ -57,6 +58,8 @@ PyObject *engine_get(Py_ssize_t off);
 int add_counter(Py_ssize_t off, Py_ssize_t delta);
 PyObject *next_id(PyObject *counter);
 PyObject *new_instance(PyTypeObject *type);
+PyObject *new_data_info(PyObject *data_id, PyObject *backend, Py_ssize_t nbytes);
+PyObject *new_tensor(PyObject *data_id, PyObject *shape, PyObject *size, PyObject *dtype, PyObject *info);
 PyObject *float_output(PyObject *data_id, PyObject *shape, PyObject *size, PyObject *backend);
 
 /* direct.c: the direct path and disposal */
@@ -64,5 +67,8 @@ PyObject *direct_binary(PyObject *kernel, PyObject *a, PyObject *b);
 PyObject *direct_unary(PyObject *kernel, PyObject *x);
 PyObject *tensor_dispose(PyObject *t, PyObject *unused);
 PyObject *dispose_method(PyObject *self, PyObject *unused); /* Tensor.dispose as a method descriptor */
+
+/* kernel.c: Engine.run_kernel */
+PyObject *run_kernel_method(PyObject *self, PyObject *args);
 
 #endif

@@ -236,6 +236,8 @@ static PyMethodDef module_methods[] = {
     {"forget_layouts", forget_layouts, METH_NOARGS, "Forget the cached store layouts (backends changed)."},
     {"runner", make_runner, METH_VARARGS, "runner(arity, fallback): run_binary (2) / run_unary (1) in C."},
     {"op", make_op, METH_VARARGS, "op(arity, kernel, fallback): an op function with the direct path in front."},
+    {"run_kernel_method", run_kernel_method, METH_VARARGS,
+     "run_kernel_method(Engine, python_run_kernel, BYTES_PER_ELEMENT): Engine.run_kernel as a method descriptor."},
     {"dispose_tensor", py_dispose_tensor_fn, METH_O, "Engine.dispose_tensor(t), compiled where it may be."},
     {"dispose_method", dispose_method, METH_NOARGS, "Tensor.dispose as a method descriptor."},
     {"direct_binary", (PyCFunction)(void (*)(void))py_direct_binary, METH_FASTCALL,

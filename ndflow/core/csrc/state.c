@@ -17,7 +17,7 @@ Py_ssize_t I_backend, I_nbytes, S_track, S_id;
 Py_ssize_t E_direct, E_backend, E_data, E_buffers, E_bytes, E_tensors, E_scope, E_tensor_ids, E_tracker;
 
 /* The offset of slot `name` of `type` (an object slot that may be written); -1 with an error otherwise. */
-static Py_ssize_t slot_offset(PyTypeObject *type, const char *name, int required)
+Py_ssize_t slot_offset(PyTypeObject *type, const char *name, int required)
 {
     PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
     if (descr == NULL) {
@@ -246,64 +246,73 @@ PyObject *next_id(PyObject *counter)
 
 PyObject *new_instance(PyTypeObject *type) { return type->tp_alloc(type, 0); }
 
-/* A float32 tensor over new data `data_id` (``DirectPath._float_output``). Steals nothing. */
-PyObject *float_output(PyObject *data_id, PyObject *shape, PyObject *size, PyObject *backend)
+/* A DataInfo of `nbytes` for new data `data_id`, entered in engine._data and counted (a new reference). */
+PyObject *new_data_info(PyObject *data_id, PyObject *backend, Py_ssize_t nbytes)
 {
-    Py_ssize_t n = PyLong_AsSsize_t(size);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
     PyObject *info = new_instance(info_type);
     if (info == NULL)
         return NULL;
     SLOT(info, I_backend) = Py_NewRef(backend);
-    if ((SLOT(info, I_nbytes) = PyLong_FromSsize_t(4 * n)) == NULL)
-        goto fail_info;
-    PyObject *table = engine_get(E_data);
-    if (table == NULL || PyDict_SetItem(table, data_id, info) < 0)
-        goto fail_info;
-    if (add_counter(E_buffers, 1) < 0 || add_counter(E_bytes, 4 * n) < 0)
-        goto fail_info;
+    PyObject *table;
+    if ((SLOT(info, I_nbytes) = PyLong_FromSsize_t(nbytes)) == NULL || (table = engine_get(E_data)) == NULL ||
+        PyDict_SetItem(table, data_id, info) < 0 || add_counter(E_buffers, 1) < 0 || add_counter(E_bytes, nbytes) < 0) {
+        Py_DECREF(info);
+        return NULL;
+    }
+    return info;
+}
+
+/* A new tensor over `data_id` (``Engine._track_output`` after its DataInfo: counted, tracked by the active
+ * scope; no leak tracker). Steals `info`. */
+PyObject *new_tensor(PyObject *data_id, PyObject *shape, PyObject *size, PyObject *dtype, PyObject *info)
+{
     PyObject *ids = engine_get(E_tensor_ids);
-    if (ids == NULL)
-        goto fail_info;
-    PyObject *tensor_id = next_id(ids);
-    if (tensor_id == NULL)
-        goto fail_info;
+    PyObject *tensor_id = ids == NULL ? NULL : next_id(ids);
+    if (tensor_id == NULL) {
+        Py_DECREF(info);
+        return NULL;
+    }
     PyObject *t = new_instance(tensor_type);
     if (t == NULL) {
         Py_DECREF(tensor_id);
-        goto fail_info;
+        Py_DECREF(info);
+        return NULL;
     }
     SLOT(t, T_shape) = Py_NewRef(shape);
-    SLOT(t, T_dtype) = Py_NewRef(float32_str);
+    SLOT(t, T_dtype) = Py_NewRef(dtype);
     SLOT(t, T_size) = Py_NewRef(size);
     SLOT(t, T_id) = tensor_id;
     SLOT(t, T_data_id) = Py_NewRef(data_id);
-    SLOT(t, T_info) = info; /* the reference made above */
+    SLOT(t, T_info) = info;
     SLOT(t, T_kept) = Py_NewRef(Py_False);
     SLOT(t, T_disposed) = Py_NewRef(Py_False);
-    if (add_counter(E_tensors, 1) < 0)
-        goto fail_t;
-    PyObject *scope = engine_get(E_scope);
-    if (scope == NULL)
-        goto fail_t;
+    PyObject *scope;
+    if (add_counter(E_tensors, 1) < 0 || (scope = engine_get(E_scope)) == NULL)
+        goto fail;
     if (scope == Py_None) {
         SLOT(t, T_scope_id) = PyLong_FromLong(0);
     } else {
         if (!Py_IS_TYPE(scope, scope_type)) {
             PyErr_SetString(PyExc_TypeError, "_dispatch: engine.active_scope is not a Scope");
-            goto fail_t;
+            goto fail;
         }
         SLOT(t, T_scope_id) = Py_NewRef(SLOT(scope, S_id));
         if (PyList_Append(SLOT(scope, S_track), t) < 0)
-            goto fail_t;
+            goto fail;
     }
     return t;
-fail_info:
-    Py_DECREF(info);
-    return NULL;
-fail_t:
+fail:
     Py_DECREF(t);
     return NULL;
+}
+
+/* A float32 tensor over new data `data_id` (``DirectPath._float_output``). */
+PyObject *float_output(PyObject *data_id, PyObject *shape, PyObject *size, PyObject *backend)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *info = new_data_info(data_id, backend, 4 * n);
+    return info == NULL ? NULL : new_tensor(data_id, shape, size, float32_str, info);
 }
 
