@@ -8,6 +8,29 @@ from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
 
+# Rows at least this long, with k at most a quarter of them, select candidates before sorting.
+_PARTITION_FROM = 1024
+
+
+def _top_order(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values of each last-axis row, in TF.js's order: descending by value,
+    ties by ascending index, NaN first. A stable ascending sort of the reversed row, read backwards (NaN sorts
+    last ascending, so it comes first here)."""
+    n = values.shape[-1]
+    ascending = np.argsort(values[..., ::-1], axis=-1, kind="stable")
+    return (n - 1 - ascending)[..., ::-1][..., :k]
+
+
+def _top_k_row(row: np.ndarray, k: int) -> np.ndarray:
+    """:func:`_top_order` of one long row without sorting all of it: every value at least the k-th largest
+    (NaN counting as the largest; all ties at the threshold included) is a candidate, and only the candidates
+    are sorted (in index order, so ties still go by index)."""
+    key = np.where(np.isnan(row), np.inf, row) if row.dtype.kind == "f" else row
+    threshold = np.partition(key, row.size - k)[row.size - k]
+    candidates = np.flatnonzero(key >= threshold)
+    return candidates[_top_order(row[candidates], k)]
+
+
 @cpu_kernel("TopK")
 def top_k(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
@@ -17,10 +40,10 @@ def top_k(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     if k == 0:
         shape = x.shape[:-1] + (0,)
         return [out(backend, np.empty(shape, values.dtype), x.dtype), out(backend, np.empty(shape, np.int32), "int32")]
-    # Descending by value, ties by ascending index: a stable ascending sort of the reversed row,
-    # read backwards. NaN sorts last ascending, so it comes first here.
-    ascending = np.argsort(values[..., ::-1], axis=-1, kind="stable")
-    order = (n - 1 - ascending)[..., ::-1][..., :k]
+    if n >= _PARTITION_FROM and 4 * k <= n:
+        order = np.stack([_top_k_row(row, k) for row in values.reshape(-1, n)]).reshape(x.shape[:-1] + (k,))
+    else:
+        order = _top_order(values, k)
     if not keep_sorted:
         order = np.sort(order, axis=-1)
     top = np.take_along_axis(values, order, axis=-1)
