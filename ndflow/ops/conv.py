@@ -38,6 +38,8 @@ class ConvArgs:
 
     def tensor(self, x: Any, arg: str, float32: bool = False) -> Tensor:
         """``x`` as a tensor: float32 (non-tensors parsed as float32) or any numeric dtype."""
+        if x.__class__ is Tensor and x.dtype == "float32":  # the common case
+            return x
         t = to_tensor(x, arg, self.op, "float32" if float32 and not isinstance(x, Tensor) else None)
         if t is not x:
             self.temps.append(t)

@@ -35,6 +35,21 @@ def pad(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
         return ENGINE.run_kernel("PadV2", (t,), {"paddings": tuple(pairs), "constant_value": constant_value})
 
 
+def pad_checked(x: Tensor, pairs: tuple[tuple[int, int], ...], constant_value: float) -> Tensor:
+    """``pad`` for callers holding a tensor and pairs that ``check_pairs`` returned (the graph-model mapper
+    checks a node's constant paddings once): only what depends on ``x`` is checked here."""
+    if type(x) is not Tensor or x.dtype == "string" or x.rank != len(pairs) or x.rank == 0:
+        return pad(x, pairs, constant_value)  # the slow path, for its errors
+    constant_value = _constant(constant_value, "pad")
+    return ENGINE.run_kernel("PadV2", (x,), {"paddings": pairs, "constant_value": constant_value})
+
+
+def check_pairs(paddings: Pairs) -> tuple[tuple[int, int], ...]:
+    """``paddings`` checked as ``pad`` does (pairs of non-negative ints), as a tuple for :func:`pad_checked`."""
+    n = len(paddings) if isinstance(paddings, list | tuple) else 0
+    return tuple(_pairs(paddings, n, "pad", "paddings"))
+
+
 def _pad_nd(x: Any, paddings: Any, constant_value: float, rank: int) -> Tensor:
     op = f"pad{rank}d"
     if rank == 1:

@@ -18,8 +18,10 @@ from typing import Any
 
 from ... import ops as nf
 from ...core import conv_util as cu
+from ...core.engine import ENGINE
 from ...core.tensor import Tensor
 from ...ops.fused import ACTIVATIONS
+from ...ops.pool_util import pool2d_info
 from ..graph import Node
 from ._util import (
     attr_num,
@@ -97,37 +99,53 @@ def conv1d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
 def conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """2-D convolution with ``strides``, ``padding`` (incl. ``EXPLICIT``), ``data_format``, ``dilations``."""
     x, f = inputs
-    return nf.conv2d(x, f, _strides(node), padding(node), _format2d(node), _dilations(node))
+    strides, pad, fmt, dilations = _conv2d_attrs(node)
+    return nf.conv2d(x, f, strides, pad, fmt, dilations)
 
 
 @mapper("DepthwiseConv2d", "DepthwiseConv2dNative")
 def depthwise_conv2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """Depthwise 2-D convolution (filter ``[h, w, in, multiplier]``)."""
     x, f = inputs
-    return nf.depthwise_conv2d(x, f, _strides(node), padding(node), _format2d(node), _dilations(node))
+    strides, pad, fmt, dilations = _conv2d_attrs(node)
+    return nf.depthwise_conv2d(x, f, strides, pad, fmt, dilations)
 
 
-def _fused_attrs(node: Node, n_args: int) -> tuple[list[str], int, float]:
-    """``fused_ops`` (lower case), ``num_args`` and ``leakyrelu_alpha`` of a fused node (memoized on the node)."""
-    key = ("fused", "attrs")
+def _fused_plan(node: Node) -> tuple[str, int, str, str, float, float | None]:
+    """What a fused node does, read from its attributes once (memoized on the node): the extra op before
+    the activation (``'biasadd'``, ``'fusedbatchnorm'`` or ``''``), the number of extra inputs it takes,
+    the activation ``nf.fused`` applies, one to apply afterwards (or ``''``), ``leakyrelu_alpha`` and
+    ``num_args`` (None when absent)."""
+    key = ("fused", "plan")
     got = node._memo.get(key)
-    if got is None:
-        fused_ops = [s.lower() for s in node.strs("fused_ops", []) or []]
-        num_args = attr_num(node, "num_args", None)
-        got = node._memo[key] = (fused_ops, num_args, attr_num(node, "leakyrelu_alpha", 0.2))
-    fused_ops, num_args, alpha = got
-    return list(fused_ops), int(num_args) if num_args is not None else n_args, alpha
+    if got is not None:
+        return got
+    fused_ops = [s.lower() for s in node.strs("fused_ops", []) or []]
+    extra, need = "", 0
+    if fused_ops and fused_ops[0] in ("biasadd", "fusedbatchnorm"):
+        extra, fused_ops = fused_ops[0], fused_ops[1:]
+        need = 1 if extra == "biasadd" else 4
+    if len(fused_ops) > 1:
+        raise fail(node, f"unsupported fused_ops {node.strs('fused_ops')}")
+    activation, after = fused_ops[0] if fused_ops else "linear", ""
+    if activation not in ACTIVATIONS:
+        if activation not in _AFTER:
+            raise fail(node, f"unsupported fused activation {activation!r}")
+        activation, after = "linear", activation
+    num_args = attr_num(node, "num_args", None)
+    alpha = attr_num(node, "leakyrelu_alpha", 0.2)
+    got = node._memo[key] = (extra, need, activation, after, alpha, None if num_args is None else int(num_args))
+    return got
 
 
 def _fused_args(node: Node, f: Tensor, args: list[Tensor], depthwise: bool) -> tuple[Tensor, dict[str, Any], str]:
     """Filter (batch norm folded in), the ``nf.fused`` keyword arguments, and an activation to apply
     afterwards (one that ``nf.fused`` lacks, or ``''``) from ``fused_ops`` and ``num_args``."""
-    fused_ops, num_args, alpha = _fused_attrs(node, len(args))
-    args = list(args[:num_args])
-    kwargs: dict[str, Any] = {"activation": "linear", "leakyrelu_alpha": alpha}
-    if fused_ops and fused_ops[0] in ("biasadd", "fusedbatchnorm"):
-        extra, fused_ops = fused_ops[0], fused_ops[1:]
-        need = 1 if extra == "biasadd" else 4
+    extra, need, activation, after, alpha, num_args = _fused_plan(node)
+    if num_args is not None:
+        args = args[:num_args]
+    kwargs: dict[str, Any] = {"activation": activation, "leakyrelu_alpha": alpha}
+    if extra:
         if len(args) < need:
             raise fail(node, f"fused op {extra} needs {need} extra input(s), got {len(args)}")
         if extra == "biasadd":
@@ -138,19 +156,11 @@ def _fused_args(node: Node, f: Tensor, args: list[Tensor], depthwise: bool) -> t
             kwargs["bias"] = nf.sub(offset, nf.mul(mean, mult))
             f = nf.mul(f, nf.reshape(mult, [f.shape[2], f.shape[3]]) if depthwise else mult)
         args = args[need:]
-    if len(fused_ops) > 1:
-        raise fail(node, f"unsupported fused_ops {node.strs('fused_ops')}")
-    activation = fused_ops[0] if fused_ops else "linear"
     if activation == "prelu":
         if not args:
             raise fail(node, "fused op Prelu needs its alpha as an extra input")
         kwargs["prelu_activation_weights"] = args[0]
-    if activation in ACTIVATIONS:
-        kwargs["activation"] = activation
-        return f, kwargs, ""
-    if activation not in _AFTER:
-        raise fail(node, f"unsupported fused activation {activation!r}")
-    return f, kwargs, activation
+    return f, kwargs, after
 
 
 _AFTER: dict[str, Callable[[Tensor], Tensor]] = {"tanh": nf.tanh}
@@ -201,24 +211,40 @@ def conv3d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     return _nhwc(node, x, lambda t: nf.conv3d(t, f, strides, pad, "NDHWC", dilations))
 
 
-def _pool_args(node: Node, n: int = 2) -> tuple[list[int], list[int], Any]:
-    """Spatial ``ksize``, ``strides`` and the padding (explicit pairs in NHWC order)."""
-    ksize = spatial(node.ints("ksize", [1] * (n + 2)), node, n)
-    return ksize, _strides(node, n), _pairs_nhwc(node, padding(node))
+def _pool_args(node: Node, n: int = 2) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
+    """Spatial ``ksize``, ``strides`` and the padding (explicit pairs in NHWC order), read once (memoized)."""
+    key = ("pool", f"args{n}")
+    got = node._memo.get(key)
+    if got is None:
+        ksize = spatial(node.ints("ksize", [1] * (n + 2)), node, n)
+        got = node._memo[key] = (tuple(ksize), tuple(_strides(node, n)), _frozen_pad(_pairs_nhwc(node, padding(node))))
+    return got
+
+
+def _pool2d(node: Node, x: Any, kernel: str, fn: Callable[..., Tensor]) -> Tensor:
+    """A 2-D pooling node. A float32 NHWC input of rank 4 runs ``kernel`` on attributes computed once per
+    input shape (``pool2d_info``, memoized on the node); anything else goes through the ops-layer ``fn``."""
+    ksize, strides, pad = _pool_args(node)
+    if type(x) is not Tensor or x.rank != 4 or x.dtype != "float32" or channels_first(node):
+        return _nhwc(node, x, lambda t: fn(t, ksize, strides, pad))
+    key = ("pool", "attrs")
+    got = node._memo.get(key)
+    if got is None or got[0] != x.shape:
+        info = pool2d_info(x.shape[1:3], ksize, strides, 1, pad, None, fn.__name__)
+        got = node._memo[key] = (x.shape, info.attrs(pad, None))
+    return ENGINE.run_kernel(kernel, (x,), dict(got[1]))
 
 
 @mapper("AvgPool")
 def avg_pool(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """2-D average pooling (``ksize``, ``strides``, ``padding``)."""
-    ksize, strides, pad = _pool_args(node)
-    return _nhwc(node, inputs[0], lambda t: nf.avg_pool(t, ksize, strides, pad))
+    return _pool2d(node, inputs[0], "AvgPool", nf.avg_pool)
 
 
 @mapper("MaxPool")
 def max_pool(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """2-D max pooling (``ksize``, ``strides``, ``padding`` incl. ``EXPLICIT``)."""
-    ksize, strides, pad = _pool_args(node)
-    return _nhwc(node, inputs[0], lambda t: nf.max_pool(t, ksize, strides, pad))
+    return _pool2d(node, inputs[0], "MaxPool", nf.max_pool)
 
 
 @mapper("MaxPoolWithArgmax")
@@ -275,27 +301,39 @@ def _activate(y: Tensor, activation: str, kwargs: dict[str, Any]) -> Tensor:
     return _AFTER_ACT[activation](y)
 
 
+def _residual_fits(node: Node, x: Tensor, f: Tensor, residual: Any, depthwise: bool) -> bool:
+    """Whether the kernel can add ``residual``: a tensor of x's dtype and the convolution's output shape.
+    The geometry is computed once per input signature (memoized on the node)."""
+    if not isinstance(residual, Tensor) or x.rank != 4 or f.rank != 4:
+        return False
+    signature = (x.shape, f.shape, residual.shape, x.dtype, residual.dtype)
+    key = ("residual", "fits")
+    got = node._memo.get(key)
+    if got is not None and got[0] == signature:
+        return got[1]
+    strides, pad, fmt, dilations = _conv2d_attrs(node)
+    s, d = cu.check_strides_dilations(strides, dilations, 2, node.op)
+    pad = cu.check_pad(pad, node.op, 2)
+    info = cu.conv_info(x.shape, f.shape, s, d, pad, None, depthwise, fmt == "NHWC", node.op)
+    fits = tuple(residual.shape) == tuple(info.out_shape) and residual.dtype == x.dtype
+    node._memo[key] = (signature, fits)
+    return fits
+
+
 def _residual_conv(node: Node, inputs: list[Any], depthwise: bool) -> Tensor:
     """``activation(conv(x, filter) + bias + residual)``: the residual in the kernel when it has the
     output's shape, else the unfused Add and activation."""
     x, f, *args, residual = inputs
     f, kwargs, after = _fused_args(node, f, args, depthwise)
-    geometry = {
-        "strides": _strides(node),
-        "pad": padding(node),
-        "data_format": _format2d(node),
-        "dilations": _dilations(node),
-    }
+    strides, pad, fmt, dilations = _conv2d_attrs(node)
     run = nf.fused.depthwise_conv2d if depthwise else nf.fused.conv2d
-    if not after and isinstance(residual, Tensor) and x.rank == 4 and f.rank == 4:
-        s, d = cu.check_strides_dilations(geometry["strides"], geometry["dilations"], 2, node.op)
-        pad = cu.check_pad(geometry["pad"], node.op, 2)
-        info = cu.conv_info(x.shape, f.shape, s, d, pad, None, depthwise, geometry["data_format"] == "NHWC", node.op)
-        if tuple(residual.shape) == tuple(info.out_shape) and residual.dtype == x.dtype:
-            return run(x=x, filter=f, **geometry, add=residual, **kwargs)
+    if not after and _residual_fits(node, x, f, residual, depthwise):
+        return run(
+            x=x, filter=f, strides=strides, pad=pad, data_format=fmt, dilations=dilations, add=residual, **kwargs
+        )
     activation = after or kwargs["activation"]
     linear = {**kwargs, "activation": "linear", "prelu_activation_weights": None}
-    y = nf.add(run(x=x, filter=f, **geometry, **linear), residual)
+    y = nf.add(run(x=x, filter=f, strides=strides, pad=pad, data_format=fmt, dilations=dilations, **linear), residual)
     return _activate(y, activation, kwargs)
 
 

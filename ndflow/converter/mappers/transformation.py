@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops as nf
+from ...core.engine import ENGINE
 from ...core.tensor import Tensor
+from ...ops.shape import infer_shape
+from ...ops.spatial import check_pairs, pad_checked
 from ..graph import Node
 from ._util import attr_num, data_format, fail, ints, lower_str, mapper, nested, num
 
@@ -37,9 +40,16 @@ def squeeze(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
 
 @mapper("Reshape")
 def reshape(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
-    """``x`` with the shape given by the second input (one entry may be -1)."""
+    """``x`` with the shape given by the second input (one entry may be -1), resolved once per input
+    shape and shape tensor (memoized on the node)."""
     x, shape = inputs
-    return nf.reshape(x, ints(shape))
+    if type(x) is not Tensor:
+        return nf.reshape(x, ints(shape))
+    key = ("reshape", "shape")
+    got = node._memo.get(key)
+    if got is None or got[0] != (x.shape, shape.id):
+        got = node._memo[key] = ((x.shape, shape.id), infer_shape(ints(shape), x.size))
+    return ENGINE.run_kernel("Reshape", (x,), {"shape": got[1]})
 
 
 @mapper("EnsureShape")
@@ -52,19 +62,29 @@ def ensure_shape(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     return nf.ensure_shape(inputs[0], [None if d < 0 else d for d in shape])
 
 
+def _pad_pairs(node: Node, paddings: Tensor) -> tuple[tuple[int, int], ...]:
+    """The checked pairs of the ``paddings`` input, read once per tensor (memoized on the node: a model's
+    paddings are constants)."""
+    key = ("pad", "pairs")
+    got = node._memo.get(key)
+    if got is None or got[0] != paddings.id:
+        got = node._memo[key] = (paddings.id, check_pairs(nested(paddings)))
+    return got[1]
+
+
 @mapper("Pad")
 def pad(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """Constant padding with ``paddings`` (``[rank, 2]``); the value is 0 (TF.js reads an optional
     ``constant_value`` attribute)."""
     x, paddings = inputs
-    return nf.pad(x, nested(paddings), attr_num(node, "constant_value", 0))
+    return pad_checked(x, _pad_pairs(node, paddings), attr_num(node, "constant_value", 0))
 
 
 @mapper("PadV2")
 def pad_v2(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """Constant padding with the value given by the third input."""
     x, paddings, value = inputs
-    return nf.pad(x, nested(paddings), num(value))
+    return pad_checked(x, _pad_pairs(node, paddings), num(value))
 
 
 @mapper("MirrorPad")
