@@ -21,6 +21,7 @@ import torch
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import kernel_table, register_kernel
 from ..backend import NUMPY_TO_TORCH, Record, TorchBackend, new_data_id
+from ._threads import by_elements, by_estimate
 
 if TYPE_CHECKING:
     from ....core.tensor import Tensor
@@ -179,23 +180,31 @@ def host_kernel(name: str, reason: str) -> None:
     register_kernel(name, "torch", run)
 
 
-def torch_kernel(name: str, strings: bool = False) -> Callable[[Kernel], Kernel]:
+def _strings_on_host(name: str, fn: Kernel) -> Kernel:
+    """``fn``, except that a call with a string input runs the cpu kernel ``name`` on the host."""
+
+    def run(backend: TorchBackend, inputs: tuple, attrs: Any) -> Any:
+        for t in inputs:
+            if t.dtype == "string":
+                return run_on_host(name, backend, inputs, attrs)
+        return fn(backend, inputs, attrs)
+
+    return run
+
+
+def torch_kernel(
+    name: str, strings: bool = False, parallel: Callable[[tuple, Any], bool] | None = None
+) -> Callable[[Kernel], Kernel]:
     """Register ``fn`` as the torch kernel ``name``.
 
     ``strings``: string inputs (numpy object arrays, which torch cannot hold) go to the cpu kernel.
+    ``parallel(inputs, attrs)``: whether the call's work is worth torch's threads on the CPU (products and
+    convolutions estimate their FLOPs); without it the number of input values decides (``_threads``).
     """
 
     def wrap(fn: Kernel) -> Kernel:
-        if not strings:
-            register_kernel(name, "torch", fn)
-            return fn
-
-        def run(backend: TorchBackend, inputs: tuple, attrs: Any) -> Any:
-            for t in inputs:
-                if t.dtype == "string":
-                    return run_on_host(name, backend, inputs, attrs)
-            return fn(backend, inputs, attrs)
-
+        run = _strings_on_host(name, fn) if strings else fn
+        run = by_elements(run) if parallel is None else by_estimate(run, parallel)
         run.__name__ = fn.__name__
         run.__doc__ = fn.__doc__
         register_kernel(name, "torch", run)

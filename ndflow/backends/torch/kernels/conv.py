@@ -28,6 +28,7 @@ import torch.nn.functional as tnf
 from ....core.conv_util import ConvInfo
 from ...cpu.kernels.conv import check_dy, info_from_attrs
 from ..backend import TorchBackend
+from ._threads import conv_forward_flops, conv_input_grad_flops, filter_grad_flops
 from .common import F, Output, out, torch_kernel, values_of
 
 if TYPE_CHECKING:
@@ -191,7 +192,11 @@ def conv_backprop_input(dy: torch.Tensor, w: torch.Tensor, geo: Geometry, groups
     shape = (info.batch, channels, *info.in_size)
     if math.prod(shape) == 0 or dy.numel() == 0 or w.numel() == 0:
         return dy.new_zeros(shape)
+    # torch reads only the sizes and memory format of the input: an unfilled stand-in, channels_last like dy
+    # (a stride-0 stand-in reads as NCHW, and torch then copies dy and dx between the layouts)
     stand_in = dy.new_empty(1).expand(info.batch, channels, *padded_size)
+    if n == 2 and dy.is_contiguous(memory_format=torch.channels_last) and not dy.is_contiguous():
+        stand_in = torch.empty(stand_in.shape, dtype=dy.dtype, device=dy.device, memory_format=torch.channels_last)
     with precise(dy.device):
         dx = torch.ops.aten.convolution_backward(
             dy,
@@ -234,7 +239,7 @@ def floats(backend: TorchBackend, t: object, dtype: torch.dtype | None = None) -
 # ----------------------------------------------------------------------------- kernels
 
 
-@torch_kernel("Conv2D")
+@torch_kernel("Conv2D", parallel=conv_forward_flops)
 def conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
     x, f = inputs
@@ -244,18 +249,20 @@ def conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, from_torch_layout(y, info), x.dtype, info.out_shape)
 
 
-@torch_kernel("Conv2DBackpropInput")
+@torch_kernel("Conv2DBackpropInput", parallel=conv_input_grad_flops)
 def conv2d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv2D for x (conv2d_transpose)."""
     dy, f = inputs
     geo = geometry(tuple(attrs["input_shape"]), f.shape, attrs, "Conv2DBackpropInput")
     info = geo[0]
     check_dy(dy.shape, info, "Conv2DBackpropInput")
-    dx = conv_backprop_input(to_torch_layout(floats(backend, dy), info), torch_weight(floats(backend, f)), geo)
+    dyv = to_torch_layout(floats(backend, dy), info)
+    weight = prepared_weight(backend, f) if info.channels_last else torch_weight(floats(backend, f))
+    dx = conv_backprop_input(dyv, weight, geo)
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 
-@torch_kernel("Conv2DBackpropFilter")
+@torch_kernel("Conv2DBackpropFilter", parallel=filter_grad_flops)
 def conv2d_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv2D for its filter."""
     x, dy = inputs

@@ -15,6 +15,7 @@ import math
 import torch
 
 from ..backend import TorchBackend
+from ._threads import conv_forward_flops, depthwise_filter_grad_flops, depthwise_input_grad_flops
 from .common import F, Output, out, torch_kernel
 from .conv import (
     check_dy,
@@ -34,7 +35,7 @@ from .conv3d import store_as
 # ----------------------------------------------------------------------------- depthwise
 
 
-@torch_kernel("DepthwiseConv2dNative")
+@torch_kernel("DepthwiseConv2dNative", parallel=conv_forward_flops)
 def depthwise_conv2d_native(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; one filter (times a channel multiplier) per input channel."""
     x, f = inputs
@@ -45,7 +46,7 @@ def depthwise_conv2d_native(backend: TorchBackend, inputs: tuple, attrs: dict) -
     return out(backend, from_torch_layout(y, info), x.dtype, info.out_shape)
 
 
-@torch_kernel("DepthwiseConv2dNativeBackpropInput")
+@torch_kernel("DepthwiseConv2dNativeBackpropInput", parallel=depthwise_input_grad_flops)
 def depthwise_conv2d_native_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of DepthwiseConv2dNative for x."""
     dy, f = inputs
@@ -59,7 +60,7 @@ def depthwise_conv2d_native_backprop_input(backend: TorchBackend, inputs: tuple,
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 
-@torch_kernel("DepthwiseConv2dNativeBackpropFilter")
+@torch_kernel("DepthwiseConv2dNativeBackpropFilter", parallel=depthwise_filter_grad_flops)
 def depthwise_conv2d_native_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of DepthwiseConv2dNative for its filter."""
     x, dy = inputs

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from ..backend import TorchBackend
-from .common import F, Output, out, torch_kernel, values_of
+from ._threads import conv_forward_flops, matmul_flops
+from .common import F, Output, keep, out, torch_kernel, values_of
 from .conv import conv_forward, floats, from_torch_layout, geometry, prepared_weight, to_torch_layout
 from .matrix import matmul
 
@@ -88,8 +89,36 @@ def _finish(
     return out(backend, y, new_dtype or dtype)
 
 
+# Activations that keep float32 float32 and run in place on the convolution's fresh output.
+_IN_PLACE = frozenset(("linear", "relu", "relu6", "sigmoid"))
+
+
+def _conv_bias_act(
+    backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, depthwise: bool, activation: str
+) -> Output | None:
+    """The common case on its shortest path: float32 NHWC ``(x, filter, bias)``, one bias value per output
+    channel (into torch's convolution), an in-place activation; None for anything else."""
+    x, f, bias = inputs
+    if x.dtype != "float32" or bias.dtype != "float32" or len(x.shape) != 4 or len(bias.shape) != 1:
+        return None
+    geo = geometry(x.shape, f.shape, attrs, kernel, depthwise=depthwise)
+    info = geo[0]
+    weight = prepared_weight(backend, f, depthwise)
+    if not info.channels_last or bias.shape[0] != weight.shape[0]:
+        return None
+    xv = values_of(backend, x).permute(0, 3, 1, 2)  # the channels_last NCHW view, no copy
+    y = conv_forward(xv, weight, geo, f.shape[2] if depthwise else 1, values_of(backend, bias))
+    y = activate(y, activation, None, 0.2)[0]
+    return keep(backend, y.permute(0, 2, 3, 1), info.out_shape, "float32")
+
+
 def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, depthwise: bool) -> Output:
-    (x, f), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    activation = attrs.get("activation") or "linear"
+    if len(inputs) == 3 and activation in _IN_PLACE and not attrs.get("residual"):
+        done = _conv_bias_act(backend, inputs, attrs, kernel, depthwise, activation)
+        if done is not None:
+            return done
+    (x, f), bias, prelu = split_inputs(inputs, activation)
     residual = None
     if attrs.get("residual"):  # the residual sits after the bias, before the PReLU weights
         rest = list(inputs[2:-1] if prelu is not None else inputs[2:])
@@ -107,22 +136,34 @@ def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, 
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
-@torch_kernel("FusedConv2D")
+@torch_kernel("FusedConv2D", parallel=conv_forward_flops)
 def fused_conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then the activation."""
     return _fused_conv(backend, inputs, attrs, "FusedConv2D", depthwise=False)
 
 
-@torch_kernel("FusedDepthwiseConv2D")
+@torch_kernel("FusedDepthwiseConv2D", parallel=conv_forward_flops)
 def fused_depthwise_conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """DepthwiseConv2dNative, then ``+ bias``, then the activation."""
     return _fused_conv(backend, inputs, attrs, "FusedDepthwiseConv2D", depthwise=True)
 
 
-@torch_kernel("_FusedMatMul")
+@torch_kernel("_FusedMatMul", parallel=matmul_flops)
 def fused_mat_mul(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation."""
-    (a, b), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
+    activation = attrs.get("activation") or "linear"
+    if len(inputs) == 3 and activation in _IN_PLACE:  # the common case: float32 matrices, a bias per column
+        a, b, bias = inputs
+        if a.dtype == "float32" and b.dtype == "float32" and bias.dtype == "float32" and len(a.shape) == 2:
+            va, vb = values_of(backend, a), values_of(backend, b)
+            if attrs.get("transpose_a"):
+                va = va.t()
+            if attrs.get("transpose_b"):
+                vb = vb.t()
+            if vb.dim() == 2 and bias.shape == (vb.shape[1],):
+                y = activate(torch.addmm(values_of(backend, bias), va, vb), activation, None, 0.2)[0]
+                return keep(backend, y, (va.shape[0], vb.shape[1]), "float32")
+    (a, b), bias, prelu = split_inputs(inputs, activation)
     va, vb = values_of(backend, a), values_of(backend, b)
     if attrs.get("transpose_a"):
         va = va.transpose(-1, -2)

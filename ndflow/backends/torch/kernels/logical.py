@@ -8,18 +8,21 @@ from collections.abc import Callable
 import torch
 
 from ..backend import TorchBackend
+from ._bools import compare
 from .common import Output, out, torch_kernel, values_of
 
 
-def _to_bool(name: str, fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], op: str | None = None) -> None:
-    """A binary kernel with a bool output (broadcasting); a comparison (``op``) refuses complex64."""
+def _to_bool(name: str, fn: Callable[..., torch.Tensor], op: str | None = None) -> None:
+    """A binary kernel with a bool output (broadcasting); a comparison (``op``) refuses complex64 and runs
+    through :func:`compare` (float inputs: the comparison written as floats, then cast)."""
 
     def run(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
         a, b = inputs
         if op is not None and a.dtype == "complex64":
             raise TypeError(f"{op}: complex64 tensors cannot be compared (as in TF.js)")
         shape = a.shape if a.shape == b.shape else None
-        return out(backend, fn(values_of(backend, a), values_of(backend, b)), "bool", shape)
+        va, vb = values_of(backend, a), values_of(backend, b)
+        return out(backend, compare(fn, va, vb) if op is not None else fn(va, vb), "bool", shape)
 
     run.__name__ = name
     torch_kernel(name, strings=True)(run)

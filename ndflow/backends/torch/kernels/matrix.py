@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..backend import TorchBackend
+from ._threads import matmul_flops
 from .common import Output, out, scalar, torch_kernel, values_of
 
 
@@ -18,7 +19,7 @@ def matmul(va: torch.Tensor, vb: torch.Tensor) -> torch.Tensor:
     return wide != 0 if va.dtype is torch.bool else wide.to(torch.int32)
 
 
-@torch_kernel("BatchMatMul")
+@torch_kernel("BatchMatMul", parallel=matmul_flops)
 def batch_mat_mul(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     a, b = inputs
     va, vb = values_of(backend, a), values_of(backend, b)

@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterator
 import torch
 import torch.nn.functional as tnf
 
+from ....core.engine import ENGINE
 from ..backend import TorchBackend
-from .common import F, Output, out, share, torch_kernel, values_of
+from .common import F, Output, keep, out, share, torch_kernel, values_of
 
 Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
@@ -194,7 +195,7 @@ def avg_values(v: torch.Tensor, geo: Geometry, empty_is_zero: bool) -> torch.Ten
 
 def _keeps_shape(x, geo: Geometry) -> bool:
     """TF.js's 2D shortcut: a 1x1 filter that keeps the shape returns the input itself."""
-    return all(f == 1 for f in geo[0]) and tuple(geo[4]) == tuple(x.shape[1:-1])
+    return _keeps_shape_of(x.shape, geo)
 
 
 def _empty(x, geo: Geometry) -> bool:
@@ -205,9 +206,77 @@ def _zeros(backend: TorchBackend, x, geo: Geometry) -> torch.Tensor:
     return torch.zeros(_out_shape(x.shape, geo), dtype=F(), device=backend.device)
 
 
+# The direct 2D plan of a call: (filter, strides, symmetric pads, dilations, ceil_mode, crop to or None, output
+# shape), for float32 NHWC pooling that torch's own windows express; None where the general path is needed.
+Plan2D = tuple[tuple[int, ...], tuple[int, ...], list[int], tuple[int, ...], bool, tuple[int, ...] | None, tuple]
+_PLANS_2D: dict[tuple, Plan2D | None] = {}
+
+
+def _make_plan_2d(x_shape: tuple[int, ...], geo: Geometry) -> Plan2D | None:
+    if len(x_shape) != 4 or _keeps_shape_of(x_shape, geo) or math.prod(geo[4]) == 0 or math.prod(x_shape) == 0:
+        return None
+    plan = torch_plan(tuple(x_shape[1:3]), geo)
+    if plan is None:
+        return None
+    f, s, d, _, o = geo
+    pads = plan[0]
+    floor = tuple(
+        (n + 2 * p - (fi - 1) * di - 1) // si + 1 for n, p, fi, si, di in zip(x_shape[1:3], pads, f, s, d, strict=True)
+    )
+    if floor == tuple(o):  # the same windows without ceil_mode: nothing to crop
+        return f, s, pads, d, False, None, (x_shape[0], *o, x_shape[3])
+    return f, s, pads, d, True, tuple(o), (x_shape[0], *o, x_shape[3])
+
+
+def _plan_2d(x, attrs: dict) -> Plan2D | None:
+    """The cached :data:`Plan2D` of a float32 2D pooling call (None: take the general path)."""
+    if x.dtype != "float32":
+        return None
+    try:
+        key = (x.shape, attrs["filter_size"], attrs["strides"], attrs["dilations"], attrs["pad_before"],
+               attrs["out_size"])  # fmt: skip
+        return _PLANS_2D[key]
+    except KeyError:
+        pass
+    except TypeError:  # list-valued attributes: no caching
+        return None
+    if len(_PLANS_2D) > 4096:
+        _PLANS_2D.clear()
+    plan = _PLANS_2D[key] = _make_plan_2d(x.shape, _geometry(attrs))
+    return plan
+
+
+def _keeps_shape_of(x_shape: tuple[int, ...], geo: Geometry) -> bool:
+    return all(f == 1 for f in geo[0]) and tuple(geo[4]) == tuple(x_shape[1:-1])
+
+
+def _max_pool_2d(x: torch.Tensor, plan: Plan2D, indices: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch's max pool of the plan (uncropped), with its arg-max indices when asked for."""
+    f, s, pads, d, ceil = plan[:5]
+    if indices:
+        return tnf.max_pool2d(x, f, s, pads, d, ceil, return_indices=True)
+    return torch.max_pool2d(x, f, s, pads, d, ceil), None
+
+
 @torch_kernel("MaxPool")
 def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
+    plan = None if backend.is_cuda else _plan_2d(x, attrs)
+    if plan is not None:  # torch's max pool on the channels_last view; pooled again without NaN if one won
+        f, s, pads, d, ceil, crop, shape = plan
+        xv = values_of(backend, x).permute(0, 3, 1, 2)
+        taped = ENGINE.gradient_depth > 0  # the arg-max positions are kept for MaxPoolGrad (see there)
+        y, idx = _max_pool_2d(xv, plan, taped)
+        total = float(y.sum())
+        if total != total:
+            y, idx = _max_pool_2d(_no_nan(xv), plan, taped)
+        full = y
+        if crop is not None:
+            y = y[:, :, : crop[0], : crop[1]]
+        result = keep(backend, y.permute(0, 2, 3, 1), shape, "float32")
+        if taped:
+            backend.data[result[0]].prepared = {"argmax": (x.data_id, plan, full, idx)}
+        return result
     geo = _geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
@@ -220,6 +289,13 @@ def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
 @torch_kernel("AvgPool")
 def avg_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
+    plan = _plan_2d(x, attrs)
+    if plan is not None and plan[3] == (1, 1):  # torch's mean over the real values of each window
+        f, s, pads, _, ceil, crop, shape = plan
+        y = tnf.avg_pool2d(values_of(backend, x).permute(0, 3, 1, 2), f, s, pads, ceil, False)
+        if crop is not None:
+            y = y[:, :, : crop[0], : crop[1]]
+        return keep(backend, y.permute(0, 2, 3, 1), shape, "float32")
     geo = _geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
@@ -337,6 +413,25 @@ def _no_nan(x: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(x, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
 
 
+def _disjoint(geo: Geometry) -> bool:
+    """Windows that do not overlap: each input position gets at most one dy."""
+    f, s, d = geo[0], geo[1], geo[2]
+    return all(di == 1 and si >= fi for fi, si, di in zip(f, s, d, strict=True))
+
+
+def _native_max_grad(
+    x: torch.Tensor, dy: torch.Tensor, y: torch.Tensor, idx: torch.Tensor, call: tuple, out_size: tuple[int, ...]
+) -> torch.Tensor:
+    """dx (torch layout) by torch's own backward from the uncropped pooling ``y``/``idx`` made by
+    ``call`` = (filter, strides, pads, dilations, ceil_mode) on ``x``; for disjoint windows (exact in float32)."""
+    g = dy.to(x.dtype)
+    if tuple(y.shape[2:]) != tuple(out_size):  # torch's extra windows at the end get no gradient
+        g = tnf.pad(g, [0, y.shape[3] - out_size[1], 0, y.shape[2] - out_size[0]])
+    if x.is_cuda or float(y.amin()) == -math.inf:  # a window without a number sends nothing (rare)
+        g = torch.where(y == -math.inf, 0.0, g)
+    return torch.ops.aten.max_pool2d_with_indices_backward(g, x, *call, idx)
+
+
 def max_grad_2d(x: torch.Tensor, dy: torch.Tensor, geo: Geometry) -> torch.Tensor | None:
     """dx of a 2D max pool through torch's arg-max indices (the first maximum, NaN never picked,
     no gradient for a window without a number); None when torch cannot express the geometry."""
@@ -345,16 +440,20 @@ def max_grad_2d(x: torch.Tensor, dy: torch.Tensor, geo: Geometry) -> torch.Tenso
     if plan is None or dy.numel() == 0 or x.numel() == 0:
         return None
     f, s, d, _, o = geo
-    xt = _no_nan(_nchw(_work(x)))
+    xt = _nchw(_work(x))
+    # NaN never wins (TF.js): the input without NaN, unless its sum says it holds none (the CPU's common case)
+    total = math.nan if x.is_cuda else float(xt.sum())
+    if total != total:
+        xt = _no_nan(xt)
     y, idx = tnf.max_pool2d(xt, f, s, plan[0], d, ceil_mode=True, return_indices=True)
+    # Windows that do not overlap send at most one dy to each position: torch's own backward is exact there.
+    # Otherwise the sums run in float64 (TF.js adds in JS numbers).
+    if _disjoint(geo):
+        return _nhwc(_native_max_grad(xt, _nchw(dy), y, idx, (f, s, plan[0], d, True), o))
     y, idx = _crop(y, o), _crop(idx, o)
     n, c, hw = xt.shape[0], xt.shape[1], math.prod(in_size)
-    # Windows that do not overlap send at most one dy to each position: float32 is exact there; otherwise the
-    # sums run in float64 (TF.js adds in JS numbers).
-    disjoint = all(di == 1 and si >= fi for fi, si, di in zip(f, s, d, strict=True))
-    work = torch.float32 if disjoint and dy.dtype is torch.float32 else torch.float64
-    g = torch.where(y == -math.inf, 0.0, _nchw(dy).to(work)).reshape(n, c, -1)
-    dx = torch.zeros((n, c, hw), dtype=work, device=x.device)
+    g = torch.where(y == -math.inf, 0.0, _nchw(dy).to(torch.float64)).reshape(n, c, -1)
+    dx = torch.zeros((n, c, hw), dtype=torch.float64, device=x.device)
     dx.scatter_add_(2, idx.reshape(n, c, -1).clamp(0, hw - 1), g)
     return _nhwc(dx.reshape(n, c, *in_size))
 
@@ -381,9 +480,16 @@ def avg_grad_native(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -
 @torch_kernel("MaxPoolGrad")
 def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
-    dy, x, _ = inputs
+    dy, x, y = inputs
     geo = _geometry(attrs)
     xv, dyv = values_of(backend, x), values_of(backend, dy)
+    # The forward kernel, run under a gradient tape, kept its arg-max positions on y's buffer: no second pooling.
+    prepared = backend.data[y.data_id].prepared
+    kept = prepared.get("argmax") if prepared else None
+    if kept is not None and kept[0] == x.data_id and kept[1] == _plan_2d(x, attrs) and _disjoint(geo):
+        _, plan, full, idx = kept
+        dx = _native_max_grad(xv.permute(0, 3, 1, 2), _nchw(dyv), full, idx, plan[:5], geo[4])
+        return out(backend, _nhwc(dx), "float32", x.shape)
     dx = max_grad_2d(xv, dyv, geo)
     if dx is None:
         dx = max_grad(xv, dyv, geo, last=False)

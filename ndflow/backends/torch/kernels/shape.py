@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from ..backend import TorchBackend
+from ._bools import from_bool
 from .binary import to_int32
 from .common import Output, out, share, torch_dtype, torch_kernel, values_of
 
@@ -44,10 +45,12 @@ def cast(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     v = values_of(backend, x)
     if dtype == "int32" and (v.is_floating_point() or v.is_complex()):
         return out(backend, to_int32(torch.real(v) if v.is_complex() else v), dtype, x.shape)
-    if dtype == "bool":
-        return out(backend, v != 0, dtype, x.shape)
+    if dtype == "bool":  # non-zero (NaN included) is true: what a cast to torch.bool gives too
+        return out(backend, v != 0 if v.is_complex() else v.to(torch.bool), dtype, x.shape)
     if x.dtype == "complex64" and dtype == "float32":
         return out(backend, torch.real(v).clone(), dtype, x.shape)
+    if x.dtype == "bool":
+        return out(backend, from_bool(v, torch_dtype(dtype)), dtype, x.shape)
     return out(backend, v.to(torch_dtype(dtype)), dtype, x.shape)
 
 

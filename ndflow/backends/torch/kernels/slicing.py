@@ -1,6 +1,10 @@
 """Selecting and joining: Slice, StridedSlice, GatherV2, Concat, Pack.
 
-Outputs are copies (not views of the input), so that disposing an input frees its memory.
+A slice of a large input is a copy, so that disposing the input frees its memory while the slice lives.
+A slice of a small input (at most :data:`VIEW_ELEMENTS` values), or one that keeps at least half of its
+input, is a view of the input's buffer instead, as ``transpose`` is: stored data never changes, the memory
+it holds on to is bounded (a small input, or at most twice the slice), and a copy costs more than the
+slicing itself (graph models slice scalars off small tensors dozens of times per run).
 """
 
 from __future__ import annotations
@@ -13,16 +17,29 @@ from ....core.slice_util import strided_slice_index
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
+VIEW_ELEMENTS = 1 << 16  # inputs up to this many values are sliced as views
+
+# (shape, begin, end, strides, masks) -> (index with positive steps, axes to flip): the spec's analysis is
+# pure, and a model slices with the same specs run after run.
+_INDEXES: dict[tuple, tuple[tuple[Any, ...], list[int]]] = {}
+
 
 def _copy(v: torch.Tensor) -> torch.Tensor:
     return v.clone(memory_format=torch.contiguous_format)
+
+
+def _sliced(picked: torch.Tensor, source_size: int) -> torch.Tensor:
+    """``picked`` (a view of the input) as the output: the view itself where the module doc allows, else a copy."""
+    if source_size <= VIEW_ELEMENTS or 2 * picked.numel() >= source_size:
+        return picked
+    return _copy(picked)
 
 
 @torch_kernel("Slice", strings=True)
 def slice_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = tuple(slice(b, b + s) for b, s in zip(attrs["begin"], attrs["size"], strict=True))
-    return out(backend, _copy(values_of(backend, x)[index]), x.dtype)
+    return out(backend, _sliced(values_of(backend, x)[index], x.size), x.dtype)
 
 
 def positive_steps(shape: tuple[int, ...], index: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int]]:
@@ -54,12 +71,29 @@ def positive_steps(shape: tuple[int, ...], index: tuple[Any, ...]) -> tuple[tupl
     return tuple(result), flips
 
 
+def _strided_index(shape: tuple[int, ...], attrs: dict) -> tuple[tuple[Any, ...], list[int]]:
+    """:func:`positive_steps` of the spec's index, cached by shape and spec."""
+    g = attrs.get
+    try:
+        key = (shape, tuple(attrs["begin"]), tuple(attrs["end"]), tuple(g("strides") or ()), g("begin_mask", 0),
+               g("end_mask", 0), g("ellipsis_mask", 0), g("new_axis_mask", 0), g("shrink_axis_mask", 0))  # fmt: skip
+        found = _INDEXES.get(key)
+    except TypeError:  # something unhashable in the spec: no caching (the analysis reports what is wrong)
+        return positive_steps(shape, strided_slice_index(shape, attrs))
+    if found is None:
+        found = positive_steps(shape, strided_slice_index(shape, attrs))
+        if len(_INDEXES) > 4096:
+            _INDEXES.clear()
+        _INDEXES[key] = found
+    return found
+
+
 @torch_kernel("StridedSlice", strings=True)
 def strided_slice(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    index, flips = positive_steps(x.shape, strided_slice_index(x.shape, attrs))
+    index, flips = _strided_index(x.shape, attrs)
     picked = values_of(backend, x)[index]
-    return out(backend, torch.flip(picked, flips) if flips else _copy(picked), x.dtype)
+    return out(backend, torch.flip(picked, flips) if flips else _sliced(picked, x.size), x.dtype)
 
 
 @torch_kernel("GatherV2", strings=True)
