@@ -33,6 +33,7 @@ except ImportError:  # built without a C compiler: the Python paths alone
     _dispatch = None
 
 _state: dict[str, Any] = {"python_dispose": None}
+_UNARY, _BINARY, _REDUCE_ALL, _RESHAPE = 1, 2, 3, 4  # the kinds of _dispatch.op
 
 
 def available() -> bool:
@@ -118,7 +119,7 @@ def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     ``__wrapped__``) and binds as a method of ``Tensor``."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(2, kernel, fn)
+        return fn if _dispatch is None else _dispatch.op(_BINARY, kernel, fn)
 
     return wrap
 
@@ -127,7 +128,28 @@ def unary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator of a unary op ``f(x)`` that runs ``kernel`` through ``run_unary`` (see :func:`binary_op`)."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(1, kernel, fn)
+        return fn if _dispatch is None else _dispatch.op(_UNARY, kernel, fn)
+
+    return wrap
+
+
+def reduce_all_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of a reduction ``f(x, axis=None, keep_dims=False)``: calls ``f(x)`` on a float32 tensor try the
+    backend's form of the reduction over every axis first (``register_direct_reduction``), then ``f``."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if _dispatch is None else _dispatch.op(_REDUCE_ALL, kernel, fn)
+
+    return wrap
+
+
+def reshape_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of ``reshape(x, shape)``: where the backend declared that ``kernel`` shares its input's buffer
+    (``register_shared_output``), a plain call (a tensor and a list or tuple of ints) gives the buffer one
+    more owner and makes the tensor in C; anything else goes to ``f``."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if _dispatch is None else _dispatch.op(_RESHAPE, kernel, fn)
 
     return wrap
 

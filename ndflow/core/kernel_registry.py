@@ -47,7 +47,7 @@ def register_kernel(
             "kernel '%s' for backend '%s' is already registered; the new one replaces it", kernel_name, backend_name
         )
     table[kernel_name] = KernelConfig(kernel_name, backend_name, kernel_func, setup_func, dispose_func)
-    _DIRECT.get(backend_name, {}).pop(kernel_name, None)  # a replaced kernel loses its direct form
+    _drop_direct(kernel_name, backend_name)  # a replaced kernel loses its direct forms
 
 
 def kernel(kernel_name: str, backend_name: str) -> Callable[[KernelFunc], KernelFunc]:
@@ -78,7 +78,7 @@ def unregister_kernel(kernel_name: str, backend_name: str) -> None:
     if kernel_name not in table:
         raise KeyError(f"unregister_kernel: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
     del table[kernel_name]
-    _DIRECT.get(backend_name, {}).pop(kernel_name, None)
+    _drop_direct(kernel_name, backend_name)
 
 
 def register_direct(kernel_name: str, backend_name: str, fn: KernelFunc) -> None:
@@ -92,6 +92,39 @@ def register_direct(kernel_name: str, backend_name: str, fn: KernelFunc) -> None
     if kernel_name not in _KERNELS.get(backend_name, {}):
         raise KeyError(f"register_direct: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
     _DIRECT.setdefault(backend_name, {})[kernel_name] = fn
+
+
+def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFunc) -> None:
+    """Declare what reduction kernel ``kernel_name`` of a backend computes over every axis of a float32 input
+    (``keep_dims`` off): ``fn`` takes the backend's array and returns the 0-d float32 result, exactly the
+    kernel's (or None to let the kernel run: a size at which the kernel sums in another order). Compiled dispatch
+    (core/compiled.py) runs it for ``nf.sum(x)``-style calls on the same fast path as :func:`register_direct`.
+    Stored in the backend's direct table under the key ``(kernel_name, "all")``."""
+    if kernel_name not in _KERNELS.get(backend_name, {}):
+        raise KeyError(
+            f"register_direct_reduction: kernel '{kernel_name}' is not registered for backend '{backend_name}'"
+        )
+    _DIRECT.setdefault(backend_name, {})[(kernel_name, "all")] = fn  # type: ignore[index]
+
+
+def register_shared_output(kernel_name: str, backend_name: str) -> None:
+    """Declare that kernel ``kernel_name`` of a backend only gives its input's buffer a new shape (one more owner
+    of the data, as ``Reshape``): compiled dispatch may then do that itself on its fast path. Stored in the
+    backend's direct table under the key ``(kernel_name, "shares")``."""
+    if kernel_name not in _KERNELS.get(backend_name, {}):
+        raise KeyError(f"register_shared_output: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
+    _DIRECT.setdefault(backend_name, {})[(kernel_name, "shares")] = True  # type: ignore[index]
+
+
+def _drop_direct(kernel_name: str, backend_name: str) -> None:
+    table = _DIRECT.get(backend_name, {})
+    for key in [k for k in table if k == kernel_name or (type(k) is tuple and k[0] == kernel_name)]:
+        del table[key]
+
+
+def direct_kernel_names(backend_name: str) -> list[str]:
+    """The element-wise kernels with a direct form on a backend (:func:`register_direct`)."""
+    return sorted(k for k in _DIRECT.get(backend_name, {}) if type(k) is str)
 
 
 def direct_table(backend_name: str) -> dict[str, KernelFunc]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import compiled
 from ..core.dtypes import check_dtype, upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -33,6 +34,7 @@ def _reduce(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tensor
         return ENGINE.run_kernel(kernel, (t,), {"axis": axes, "keep_dims": bool(keep_dims)})
 
 
+@compiled.reduce_all_op("Sum")
 def sum(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (all axes by default); bool sums as int32."""
     return _reduce("Sum", "sum", x, axis, keep_dims)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import compiled
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -41,6 +42,7 @@ def infer_shape(shape: Sequence[int], size: int, op: str = "reshape") -> tuple[i
     return tuple(shape)
 
 
+@compiled.reshape_op("Reshape")
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
     """The same values in a new shape (one dimension may be -1); shares the data."""
     if x.__class__ is Tensor:  # the common case, without a conversion scope

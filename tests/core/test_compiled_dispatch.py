@@ -320,7 +320,11 @@ def test_the_compiled_path_is_taken_only_where_it_may_be(backend):
 
 GENERIC = {
     "reshape": lambda a, i, s: nf.reshape(a, [-1]),
+    "reshape (tuple, method)": lambda a, i, s: a.reshape((1, 4, 1)),
+    "reshape int32": lambda a, i, s: nf.reshape(i, [4, -1]),
     "sum": lambda a, i, s: nf.sum(a, 1),
+    "sum of everything": lambda a, i, s: nf.sum(a),
+    "sum of everything (method)": lambda a, i, s: a.sum(),
     "transpose": lambda a, i, s: nf.transpose(a),
     "split": lambda a, i, s: nf.split(a, 2),
     "concat": lambda a, i, s: nf.concat([a, a]),
@@ -383,5 +387,37 @@ def test_run_kernel_errors_and_moves_are_the_python_engine_s(dispatch):
         out = ENGINE.run_kernel("Neg", (a,))  # attrs omitted
         np.testing.assert_array_equal(out.data_sync(), [-1.0, -2.0])
         out.dispose()
+    finally:
+        a.dispose()
+
+
+def test_sums_of_everything_are_the_kernel_s_bit_for_bit(backend):
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 1000, 32768, 40000, 300000):
+        x = nf.tensor((rng.standard_normal(n) * 1e3).astype(np.float32))
+        got = _run_both(lambda x=x: nf.sum(x))
+        assert got[0].shape == got[1].shape == ()
+        assert got[0].data_sync().tobytes() == got[1].data_sync().tobytes(), n
+        nf.dispose(got + [x])
+
+
+def test_reshape_errors_and_the_compiled_path(backend, dispatch, monkeypatch):
+    import ndflow.ops.shape as shape_ops
+
+    a = nf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    try:
+        for bad in ([3], [-1, -1], [2, -2], [0, -1], "x"):
+            with pytest.raises((ValueError, TypeError), match="reshape"):
+                nf.reshape(a, bad)
+        if dispatch and direct_table(backend).get(("Reshape", "shares")):
+
+            def no_python(*args, **kwargs):
+                raise AssertionError("the Python reshape ran")
+
+            monkeypatch.setattr(shape_ops, "infer_shape", no_python)
+            r = nf.reshape(a, [4])
+            assert r.shape == (4,) and nf.backend().ref_count(a.data_id) == 2
+            r.dispose()
+            assert nf.backend().ref_count(a.data_id) == 1
     finally:
         a.dispose()

@@ -66,8 +66,8 @@ static PyObject *call_direct(Layout *L, PyObject *fn, PyObject *const *args, siz
 /* Store a direct kernel's result as new data of `shape`; returns the new tensor. */
 static PyObject *keep_result(PyObject *result, PyObject *shape, PyObject *size, PyObject *backend)
 {
-    if (result == NULL)
-        return NULL;
+    if (result == NULL || result == Py_None) /* None: the form declined (the kernel runs instead) */
+        return result;
     /* The kernel may have let other threads run (torch releases the GIL): the layout is looked up again. */
     Layout *L = layout_for(backend);
     if (L == NULL || !L->direct_ok) {
@@ -180,23 +180,106 @@ PyObject *direct_binary(PyObject *kernel, PyObject *a, PyObject *b)
     return out;
 }
 
-/* The direct path of a unary op; None where it does not apply. */
-PyObject *direct_unary(PyObject *kernel, PyObject *x)
+/* The direct path of a unary op, or of a reduction over every axis (``reduce_all``: a 0-d output, ``key`` is
+ * ``(kernel, "all")``); None where it does not apply. */
+PyObject *direct_unary(PyObject *key, PyObject *x, int reduce_all)
 {
     if (!is_tensor(x) || !is_float32(SLOT(x, T_dtype)))
         return NOT_HANDLED;
     Layout *L;
     PyObject *backend, *fn, *values;
-    if ((fn = open_kernel(kernel, x, &L, &backend)) == NULL || (values = stored_values(L, x)) == NULL)
+    if ((fn = open_kernel(key, x, &L, &backend)) == NULL || (values = stored_values(L, x)) == NULL)
         return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    PyObject *shape = reduce_all ? PyTuple_New(0) : Py_NewRef(SLOT(x, T_shape));
+    PyObject *size = reduce_all ? PyLong_FromLong(1) : Py_NewRef(SLOT(x, T_size));
+    if (shape == NULL || size == NULL) {
+        Py_XDECREF(shape);
+        Py_XDECREF(size);
+        return NULL;
+    }
     Py_INCREF(fn);
     Py_INCREF(backend);
     Py_INCREF(values);
-    PyObject *out = keep_result(call_direct(L, fn, &values, 1), SLOT(x, T_shape), SLOT(x, T_size), backend);
+    PyObject *out = keep_result(call_direct(L, fn, &values, 1), shape, size, backend);
     Py_DECREF(fn);
     Py_DECREF(backend);
     Py_DECREF(values);
+    Py_DECREF(shape);
+    Py_DECREF(size);
     return out;
+}
+
+/* ``shape`` (a list or tuple of ints, one of them possibly -1) resolved for `size` values, as a new tuple;
+ * NULL without an error where it is anything else (the Python op then raises). */
+static PyObject *resolved_shape(PyObject *shape, Py_ssize_t size)
+{
+    if (!PyList_CheckExact(shape) && !PyTuple_CheckExact(shape))
+        return NULL;
+    Py_ssize_t rank = PySequence_Fast_GET_SIZE(shape), unknown = -1, known = 1;
+    PyObject **dims = PySequence_Fast_ITEMS(shape);
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        Py_ssize_t d = PyLong_CheckExact(dims[i]) ? PyLong_AsSsize_t(dims[i]) : -2;
+        if (d == -1 && unknown < 0 && !PyErr_Occurred()) {
+            unknown = i;
+            continue;
+        }
+        if (d < 0 || (d > 0 && known > PY_SSIZE_T_MAX / d)) {
+            PyErr_Clear();
+            return NULL;
+        }
+        known *= d;
+    }
+    Py_ssize_t missing = -1;
+    if (unknown >= 0) {
+        if (known == 0 || size % known != 0)
+            return NULL;
+        missing = size / known;
+    } else if (known != size) {
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(rank);
+    for (Py_ssize_t i = 0; out != NULL && i < rank; i++) {
+        PyObject *d = i == unknown ? PyLong_FromSsize_t(missing) : Py_NewRef(dims[i]);
+        if (d == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, d);
+    }
+    return out;
+}
+
+/* A reshape that shares x's buffer (a kernel declared with register_shared_output, ``key`` is
+ * ``(kernel, "shares")``); None where it does not apply. */
+PyObject *direct_reshape(PyObject *key, PyObject *x, PyObject *shape)
+{
+    if (!is_tensor(x) || SLOT(x, T_dtype) == string_str || !PyUnicode_CheckExact(SLOT(x, T_dtype)) ||
+        PyUnicode_Compare(SLOT(x, T_dtype), string_str) == 0)
+        return NOT_HANDLED;
+    Layout *L;
+    PyObject *backend;
+    PyObject *marker = open_kernel(key, x, &L, &backend);
+    if (marker != Py_True)
+        return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    Py_ssize_t size = PyLong_AsSsize_t(SLOT(x, T_size));
+    if (size == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *record = PyDict_GetItemWithError(L->data, SLOT(x, T_data_id));
+    if (record == NULL || !Py_IS_TYPE(record, L->record_type) || SLOT(record, L->r_ref) == NULL)
+        return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    PyObject *new_shape = resolved_shape(shape, size);
+    if (new_shape == NULL)
+        return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    Py_ssize_t refs = PyLong_AsSsize_t(SLOT(record, L->r_ref));
+    PyObject *count = (refs == -1 && PyErr_Occurred()) ? NULL : PyLong_FromSsize_t(refs + 1);
+    if (count == NULL) {
+        Py_DECREF(new_shape);
+        return NULL;
+    }
+    Py_SETREF(SLOT(record, L->r_ref), count);
+    PyObject *t = new_tensor(SLOT(x, T_data_id), new_shape, SLOT(x, T_size), SLOT(x, T_dtype),
+                             Py_NewRef(SLOT(x, T_info)));
+    Py_DECREF(new_shape);
+    return t;
 }
 
 /* ---- disposal --------------------------------------------------------------------------------------------- */

@@ -14,7 +14,7 @@ static PyObject *runner_vectorcall(PyObject *self, PyObject *const *args, size_t
     Runner *r = (Runner *)self;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (enabled && n >= 2 + r->arity && PyUnicode_CheckExact(args[0])) { /* keywords: flags of the slow path */
-        PyObject *t = r->arity == 2 ? direct_binary(args[0], args[2], args[3]) : direct_unary(args[0], args[2]);
+        PyObject *t = r->arity == 2 ? direct_binary(args[0], args[2], args[3]) : direct_unary(args[0], args[2], 0);
         if (t != Py_None)
             return t; /* a tensor, or NULL with the error */
         Py_DECREF(t);
@@ -85,18 +85,32 @@ static PyObject *make_runner(PyObject *self, PyObject *args)
 
 /* ---- ops: an op function with the direct path in front (nf.add is one) ------------------------------------ */
 
+enum { OP_UNARY = 1, OP_BINARY = 2, OP_REDUCE_ALL = 3, OP_RESHAPE = 4 };
+
 typedef struct {
     PyObject_HEAD vectorcallfunc vectorcall;
-    int arity;          /* positional tensors: 1 or 2 */
+    int kind;           /* OP_*: f(x), f(a, b), f(x) reducing every axis, f(x, shape) sharing x's buffer */
+    int nargs;          /* the positional arguments of the direct path's calls */
     PyObject *kernel;   /* the kernel's name */
+    PyObject *key;      /* its key in the direct table: the name, or (name, "all") / (name, "shares") */
     PyObject *fallback; /* the op's Python function */
 } Op;
 
 static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Op *op = (Op *)self;
-    if (enabled && kwnames == NULL && PyVectorcall_NARGS(nargsf) == op->arity) {
-        PyObject *t = op->arity == 2 ? direct_binary(op->kernel, args[0], args[1]) : direct_unary(op->kernel, args[0]);
+    if (enabled && kwnames == NULL && PyVectorcall_NARGS(nargsf) == op->nargs) {
+        PyObject *t;
+        switch (op->kind) {
+        case OP_BINARY:
+            t = direct_binary(op->key, args[0], args[1]);
+            break;
+        case OP_RESHAPE:
+            t = direct_reshape(op->key, args[0], args[1]);
+            break;
+        default:
+            t = direct_unary(op->key, args[0], op->kind == OP_REDUCE_ALL);
+        }
         if (t != Py_None)
             return t;
         Py_DECREF(t);
@@ -122,6 +136,7 @@ static int op_clear(Op *op)
 {
     Py_CLEAR(op->fallback);
     Py_CLEAR(op->kernel);
+    Py_CLEAR(op->key);
     return 0;
 }
 
@@ -172,20 +187,29 @@ static PyTypeObject OpType = {
 
 static PyObject *make_op(PyObject *self, PyObject *args)
 {
-    int arity;
+    int kind;
     PyObject *kernel, *fallback;
-    if (!PyArg_ParseTuple(args, "iUO:op", &arity, &kernel, &fallback))
+    if (!PyArg_ParseTuple(args, "iUO:op", &kind, &kernel, &fallback))
         return NULL;
-    if (arity != 1 && arity != 2) {
-        PyErr_SetString(PyExc_ValueError, "_dispatch.op: arity must be 1 or 2");
+    if (kind < OP_UNARY || kind > OP_RESHAPE) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch.op: kind must be 1 (unary), 2 (binary), 3 (reduce all), 4 (reshape)");
         return NULL;
     }
-    Op *op = PyObject_GC_New(Op, &OpType);
-    if (op == NULL)
+    PyObject *key = kind == OP_REDUCE_ALL ? Py_BuildValue("(Os)", kernel, "all")
+                    : kind == OP_RESHAPE  ? Py_BuildValue("(Os)", kernel, "shares")
+                                          : Py_NewRef(kernel);
+    if (key == NULL)
         return NULL;
+    Op *op = PyObject_GC_New(Op, &OpType);
+    if (op == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
     op->vectorcall = op_vectorcall;
-    op->arity = arity;
+    op->kind = kind;
+    op->nargs = kind == OP_BINARY || kind == OP_RESHAPE ? 2 : 1;
     op->kernel = Py_NewRef(kernel);
+    op->key = key;
     op->fallback = Py_NewRef(fallback);
     PyObject_GC_Track(op);
     return (PyObject *)op;
@@ -212,7 +236,7 @@ static PyObject *py_direct_unary(PyObject *self, PyObject *const *args, Py_ssize
     }
     if (!configured || !enabled || !PyUnicode_CheckExact(args[0]))
         Py_RETURN_NONE;
-    return direct_unary(args[0], args[1]);
+    return direct_unary(args[0], args[1], 0);
 }
 
 /* Engine.dispose_tensor(t) (the Python method where the compiled path does not apply or is off). */
@@ -235,7 +259,9 @@ static PyMethodDef module_methods[] = {
     {"enabled", py_enabled, METH_NOARGS, "Whether the compiled paths are on."},
     {"forget_layouts", forget_layouts, METH_NOARGS, "Forget the cached store layouts (backends changed)."},
     {"runner", make_runner, METH_VARARGS, "runner(arity, fallback): run_binary (2) / run_unary (1) in C."},
-    {"op", make_op, METH_VARARGS, "op(arity, kernel, fallback): an op function with the direct path in front."},
+    {"op", make_op, METH_VARARGS,
+     "op(kind, kernel, fallback): an op function with the direct path in front (kind 1 unary, 2 binary, 3 a "
+     "reduction over every axis, 4 a reshape sharing its input's buffer)."},
     {"run_kernel_method", run_kernel_method, METH_VARARGS,
      "run_kernel_method(Engine, python_run_kernel, BYTES_PER_ELEMENT): Engine.run_kernel as a method descriptor."},
     {"dispose_tensor", py_dispose_tensor_fn, METH_O, "Engine.dispose_tensor(t), compiled where it may be."},

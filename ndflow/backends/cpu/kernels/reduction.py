@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
+from ....core.kernel_registry import register_direct_reduction
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -25,6 +26,14 @@ def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     if lead is not None:
         return out(backend, lead, dtype)
     return out(backend, np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype]), dtype)
+
+
+def _sum_all(values: np.ndarray) -> np.ndarray:
+    """Sum's direct form over every axis (compiled dispatch): the kernel's own call."""
+    return np.sum(values, axis=tuple(range(values.ndim)), dtype=values.dtype)  # the storage type (float32)
+
+
+register_direct_reduction("Sum", "cpu", _sum_all)
 
 
 def _leading_sum(values: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.ndarray | None:

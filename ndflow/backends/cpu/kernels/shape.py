@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
+from ....core.kernel_registry import register_shared_output
 from ..backend import CPUBackend
 from .binary import to_int32
 from .common import Output, cpu_kernel, out, share, values_of
@@ -14,6 +15,9 @@ from .common import Output, cpu_kernel, out, share, values_of
 def reshape(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
+
+
+register_shared_output("Reshape", "cpu")  # compiled dispatch may share the buffer itself
 
 
 @cpu_kernel("ExpandDims")

@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from ....core.kernel_registry import register_direct_reduction
 from ..backend import TorchBackend
 from .common import Output, out, torch_dtype, torch_kernel, values_of
 from .common import keep as keep_
@@ -44,6 +45,19 @@ def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     if not keep and len(axes) == v.dim():  # a full reduction: torch's scalar sum is the faster call
         return keep_(backend, torch.sum(v), shape, x.dtype)
     return keep_(backend, torch.sum(v, dim=axes, keepdim=keep), shape, x.dtype)
+
+
+# torch sums up to this many values on one thread whatever its thread count (its reduction grain): the
+# kernel's order, whatever thread policy the kernel runs under.
+_SERIAL_SUM = 32768
+
+
+def _sum_all(v: torch.Tensor) -> torch.Tensor | None:
+    """Sum's direct form over every axis (compiled dispatch): the kernel's result, for inputs torch sums serially."""
+    return torch.sum(v) if v.numel() <= _SERIAL_SUM else None
+
+
+register_direct_reduction("Sum", "torch", _sum_all)
 
 
 @torch_kernel("Mean")

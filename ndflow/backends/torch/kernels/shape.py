@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core.kernel_registry import register_shared_output
 from ..backend import TorchBackend
 from ._bools import from_bool
 from .binary import to_int32
@@ -18,6 +19,9 @@ from .common import Output, out, share, torch_dtype, torch_kernel, values_of
 def reshape(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
+
+
+register_shared_output("Reshape", "torch")  # compiled dispatch may share the buffer itself
 
 
 @torch_kernel("ExpandDims")
