@@ -7,7 +7,6 @@ import numpy as np
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
-
 # Rows at least this long, with k at most a quarter of them, select candidates before sorting.
 _PARTITION_FROM = 1024
 
