@@ -1,4 +1,4 @@
-"""Fixtures of the backend tests: the webgpu backend made active for one test."""
+"""Fixtures of the backend tests: the webgpu or torch backend made active for one test."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ def gpu():
 def webgpu(gpu):
     """The same as ``gpu``."""
     return gpu
+
+
+@pytest.fixture
+def on_torch():
+    """The torch backend active for the test, the previous backend restored afterwards."""
+    if nf.find_backend("torch") is None:
+        pytest.skip("the torch backend does not initialize here")
+    before = nf.get_backend()
+    nf.set_backend("torch")
+    yield nf.backend()
+    nf.set_backend(before)

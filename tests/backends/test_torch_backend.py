@@ -27,17 +27,6 @@ CUDA = torch.cuda.is_available()
 
 
 @pytest.fixture
-def on_torch():
-    """The torch backend active for the test, the previous backend restored afterwards."""
-    if nf.find_backend("torch") is None:
-        pytest.skip("the torch backend does not initialize here")
-    before = nf.get_backend()
-    nf.set_backend("torch")
-    yield nf.backend()
-    nf.set_backend(before)
-
-
-@pytest.fixture
 def on_cpu():
     before = nf.get_backend()
     nf.set_backend("cpu")

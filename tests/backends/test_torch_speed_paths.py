@@ -20,17 +20,11 @@ from ndflow.backends.torch.kernels import _bools, _threads, pool  # noqa: E402
 
 
 @pytest.fixture
-def on_torch():
-    """The torch backend active (on the CPU) for the test, the previous backend restored afterwards."""
-    if nf.find_backend("torch") is None:
-        pytest.skip("the torch backend does not initialize here")
-    before = nf.get_backend()
-    nf.set_backend("torch")
-    backend = nf.backend()
-    if backend.is_cuda:
+def on_torch(on_torch):
+    """The torch backend (tests/backends/conftest.py), on the CPU: the paths tested here are CPU paths."""
+    if on_torch.is_cuda:
         pytest.skip("the thread policy and the host shortcuts are CPU paths")
-    yield backend
-    nf.set_backend(before)
+    return on_torch
 
 
 @pytest.fixture
