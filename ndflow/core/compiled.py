@@ -91,9 +91,9 @@ def _set_enabled(value: Any) -> None:
     _state["engine_type"].run_kernel = _state["run_kernel" if on else "python_run_kernel"]
 
 
-def disposer(fallback: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``Engine.dispose_tensor`` compiled (``fallback`` where the module was not built)."""
-    return fallback if _dispatch is None else _dispatch.dispose_tensor
+def scope_disposer(fallback: Callable[[list, set], None]) -> Callable[[list, set], None]:
+    """The end of a scope's disposal loop (``fallback(track, keep_ids)``) compiled where the module was built."""
+    return fallback if _dispatch is None else _dispatch.dispose_scope
 
 
 def forget_layouts() -> None:

@@ -411,16 +411,19 @@ class Engine(DirectPath, Measurement):
         keep_ids = {t.id for t in survivors}
         scope = self._scopes.pop()
         self.active_scope = self._scopes[-1] if self._scopes else None
-        dispose = compiled.disposer(self.dispose_tensor)
-        for t in scope.track:
-            if not t.kept and not t._disposed and t.id not in keep_ids:
-                dispose(t)
+        compiled.scope_disposer(self._dispose_scope)(scope.track, keep_ids)
         parent = self.active_scope
         for t in survivors:
             if not t.kept and t.scope_id == scope.id and not isinstance(t, Variable):
                 t.scope_id = parent.id if parent is not None else 0
                 if parent is not None:
                     parent.track.append(t)
+
+    def _dispose_scope(self, track: list[Tensor], keep_ids: set[int]) -> None:
+        """Dispose a closing scope's tensors that are neither kept nor part of its result."""
+        for t in track:
+            if not t.kept and not t._disposed and t.id not in keep_ids:
+                self.dispose_tensor(t)
 
     def tidy(self, name: str | None, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if inspect.iscoroutinefunction(fn):

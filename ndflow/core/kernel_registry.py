@@ -94,17 +94,20 @@ def register_direct(kernel_name: str, backend_name: str, fn: KernelFunc) -> None
     _DIRECT.setdefault(backend_name, {})[kernel_name] = fn
 
 
-def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFunc) -> None:
+def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFunc, max_size: int | None = None) -> None:
     """Declare what reduction kernel ``kernel_name`` of a backend computes over every axis of a float32 input
     (``keep_dims`` off): ``fn`` takes the backend's array and returns the 0-d float32 result, exactly the
-    kernel's (or None to let the kernel run: a size at which the kernel sums in another order). Compiled dispatch
-    (core/compiled.py) runs it for ``nf.sum(x)``-style calls on the same fast path as :func:`register_direct`.
-    Stored in the backend's direct table under the key ``(kernel_name, "all")``."""
+    kernel's, for inputs of at most ``max_size`` values (None: any; above it the kernel runs, e.g. where it
+    would sum in another order). Compiled dispatch (core/compiled.py) runs it for ``nf.sum(x)``-style calls on
+    the same fast path as :func:`register_direct`. Stored in the backend's direct table under the key
+    ``(kernel_name, "all")`` as ``(fn, max_size)``."""
     if kernel_name not in _KERNELS.get(backend_name, {}):
         raise KeyError(
             f"register_direct_reduction: kernel '{kernel_name}' is not registered for backend '{backend_name}'"
         )
-    _DIRECT.setdefault(backend_name, {})[(kernel_name, "all")] = fn  # type: ignore[index]
+    if max_size is not None and (type(max_size) is not int or max_size < 0):
+        raise ValueError(f"register_direct_reduction: max_size must be a non-negative int or None, got {max_size!r}")
+    _DIRECT.setdefault(backend_name, {})[(kernel_name, "all")] = (fn, max_size)  # type: ignore[index]
 
 
 def register_shared_output(kernel_name: str, backend_name: str) -> None:

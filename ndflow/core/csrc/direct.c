@@ -190,6 +190,17 @@ PyObject *direct_unary(PyObject *key, PyObject *x, int reduce_all)
     PyObject *backend, *fn, *values;
     if ((fn = open_kernel(key, x, &L, &backend)) == NULL || (values = stored_values(L, x)) == NULL)
         return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    if (reduce_all) { /* the table holds (fn, max_size) */
+        if (!PyTuple_CheckExact(fn) || PyTuple_GET_SIZE(fn) != 2)
+            return NOT_HANDLED;
+        PyObject *limit = PyTuple_GET_ITEM(fn, 1);
+        if (limit != Py_None) {
+            int over = PyObject_RichCompareBool(SLOT(x, T_size), limit, Py_GT);
+            if (over != 0)
+                return over < 0 ? NULL : NOT_HANDLED;
+        }
+        fn = PyTuple_GET_ITEM(fn, 0);
+    }
     PyObject *shape = reduce_all ? PyTuple_New(0) : Py_NewRef(SLOT(x, T_shape));
     PyObject *size = reduce_all ? PyLong_FromLong(1) : Py_NewRef(SLOT(x, T_size));
     if (shape == NULL || size == NULL) {

@@ -239,14 +239,42 @@ static PyObject *py_direct_unary(PyObject *self, PyObject *const *args, Py_ssize
     return direct_unary(args[0], args[1], 0);
 }
 
-/* Engine.dispose_tensor(t) (the Python method where the compiled path does not apply or is off). */
-static PyObject *py_dispose_tensor_fn(PyObject *self, PyObject *t)
+/* dispose_scope(track, keep_ids): Engine.dispose_tensor on every tensor of a closing scope's list that is not
+ * kept, not disposed and whose id is not in the set keep_ids (the scope's result). */
+static PyObject *py_dispose_scope(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "_dispatch: dispose_tensor before configure()");
+    if (n != 2 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "dispose_scope(track: list, keep_ids: set)");
         return NULL;
     }
-    return tensor_dispose(t, NULL);
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch: dispose_scope before configure()");
+        return NULL;
+    }
+    PyObject *track = args[0], *keep = args[1];
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(track); i++) {
+        PyObject *t = PyList_GET_ITEM(track, i);
+        if (!PyObject_TypeCheck(t, tensor_type)) {
+            PyErr_SetString(PyExc_TypeError, "dispose_scope: the scope tracks a non-tensor");
+            return NULL;
+        }
+        if (SLOT(t, T_kept) == Py_True || SLOT(t, T_disposed) == Py_True)
+            continue;
+        if (PySet_GET_SIZE(keep) > 0) {
+            int kept = PySet_Contains(keep, SLOT(t, T_id));
+            if (kept < 0)
+                return NULL;
+            if (kept)
+                continue;
+        }
+        Py_INCREF(t);
+        PyObject *r = tensor_dispose(t, NULL);
+        Py_DECREF(t);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_enabled(PyObject *self, PyObject *unused) { return PyBool_FromLong(enabled); }
@@ -264,7 +292,8 @@ static PyMethodDef module_methods[] = {
      "reduction over every axis, 4 a reshape sharing its input's buffer)."},
     {"run_kernel_method", run_kernel_method, METH_VARARGS,
      "run_kernel_method(Engine, python_run_kernel, BYTES_PER_ELEMENT): Engine.run_kernel as a method descriptor."},
-    {"dispose_tensor", py_dispose_tensor_fn, METH_O, "Engine.dispose_tensor(t), compiled where it may be."},
+    {"dispose_scope", (PyCFunction)(void (*)(void))py_dispose_scope, METH_FASTCALL,
+     "dispose_scope(track, keep_ids): dispose a closing scope's tensors that are not kept or returned."},
     {"dispose_method", dispose_method, METH_NOARGS, "Tensor.dispose as a method descriptor."},
     {"direct_binary", (PyCFunction)(void (*)(void))py_direct_binary, METH_FASTCALL,
      "direct_binary(kernel, a, b): the direct path's tensor, or None where it does not apply."},

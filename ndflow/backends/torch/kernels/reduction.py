@@ -47,17 +47,9 @@ def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return keep_(backend, torch.sum(v, dim=axes, keepdim=keep), shape, x.dtype)
 
 
-# torch sums up to this many values on one thread whatever its thread count (its reduction grain): the
-# kernel's order, whatever thread policy the kernel runs under.
-_SERIAL_SUM = 32768
-
-
-def _sum_all(v: torch.Tensor) -> torch.Tensor | None:
-    """Sum's direct form over every axis (compiled dispatch): the kernel's result, for inputs torch sums serially."""
-    return torch.sum(v) if v.numel() <= _SERIAL_SUM else None
-
-
-register_direct_reduction("Sum", "torch", _sum_all)
+# torch sums up to this many values on one thread whatever its thread count (its reduction grain): there the
+# full sum's direct form gives the kernel's order, whatever thread policy the kernel runs under.
+register_direct_reduction("Sum", "torch", torch.sum, max_size=32768)
 
 
 @torch_kernel("Mean")
