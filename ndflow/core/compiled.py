@@ -1,15 +1,17 @@
-"""Compiled dispatch: the engine's direct path and ``Tensor.dispose`` in C (``ndflow/core/_dispatch.c``).
+"""Compiled dispatch: the engine's plain cases in C (``ndflow/core/csrc``, module ``ndflow.core._dispatch``).
 
 Python-level dispatch costs about 1.5 us per op on its own (argument checks, the tensor object, the data store,
 memory counters, scope tracking, disposal): more than the kernel of a small op. The C module does the same
 work on the same objects for the plain cases and hands every other case to the Python code, which stays the
 specification:
 
-- ``run_binary`` / ``run_unary`` (``ndflow/ops``): float32 element-wise ops whose kernel has a direct form on
-  the active backend (``register_direct``), while the direct path is open (no tape, profile, debug mode or leak
-  tracker): ``runner`` wraps the Python function;
-- ``Tensor.dispose``: tensors of backends whose store frees as ``RefCountedStore`` does, no leak tracker,
-  not strings;
+- op functions made by :func:`binary_op`, :func:`unary_op`, :func:`reduce_all_op` and :func:`reshape_op`
+  (``nf.add``, ``nf.exp``, ``nf.sum``, ``nf.reshape``...): float32 element-wise ops whose kernel has a direct
+  form on the active backend (``register_direct``), full sums (``register_direct_reduction``) and reshapes
+  that share the buffer (``register_shared_output``), while the direct path is open (no tape, profile, debug
+  mode or leak tracker);
+- ``Tensor.dispose`` and a closing scope's disposal: tensors of backends whose store frees as
+  ``RefCountedStore`` does, no leak tracker, not strings;
 - ``Engine.run_kernel`` and the output bookkeeping after the kernel (``_track_output``), while no tape,
   profile, debug mode or leak tracker watches and every input is a live tensor of the active backend.
 
@@ -102,14 +104,11 @@ def forget_layouts() -> None:
         _dispatch.forget_layouts()
 
 
-def binary_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (``run_binary(kernel, op, a, b, ...)``) with the compiled direct path in front."""
-    return fn if _dispatch is None else _dispatch.runner(2, fn)
+def _op(kind: int, kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if _dispatch is None else _dispatch.op(kind, kernel, fn)
 
-
-def unary_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (``run_unary(kernel, op, x, ...)``) with the compiled direct path in front."""
-    return fn if _dispatch is None else _dispatch.runner(1, fn)
+    return wrap
 
 
 def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -117,43 +116,27 @@ def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     positional arguments try the compiled direct path first (float32 operands of one shape, or a float32 tensor
     and a Python number), then ``f``. The op stays ``f`` for everything else (name, docs, signature via
     ``__wrapped__``) and binds as a method of ``Tensor``."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(_BINARY, kernel, fn)
-
-    return wrap
+    return _op(_BINARY, kernel)
 
 
 def unary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator of a unary op ``f(x)`` that runs ``kernel`` through ``run_unary`` (see :func:`binary_op`)."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(_UNARY, kernel, fn)
-
-    return wrap
+    return _op(_UNARY, kernel)
 
 
 def reduce_all_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator of a reduction ``f(x, axis=None, keep_dims=False)``: calls ``f(x)`` on a float32 tensor try the
     backend's form of the reduction over every axis first (``register_direct_reduction``), then ``f``."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(_REDUCE_ALL, kernel, fn)
-
-    return wrap
+    return _op(_REDUCE_ALL, kernel)
 
 
 def reshape_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator of ``reshape(x, shape)``: where the backend declared that ``kernel`` shares its input's buffer
     (``register_shared_output``), a plain call (a tensor and a list or tuple of ints) gives the buffer one
     more owner and makes the tensor in C; anything else goes to ``f``."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(_RESHAPE, kernel, fn)
-
-    return wrap
+    return _op(_RESHAPE, kernel)
 
 
 def is_op(obj: Any) -> bool:
-    """Whether ``obj`` is an op made by :func:`binary_op` or :func:`unary_op` (a Python function otherwise)."""
+    """Whether ``obj`` is an op made by one of the decorators above (a Python function otherwise)."""
     return _dispatch is not None and type(obj) is _dispatch.Op

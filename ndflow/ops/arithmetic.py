@@ -41,10 +41,6 @@ def run_binary(kernel: str, op: str, a: TensorLike, b: TensorLike, numeric: bool
         dispose_temps(temps)
 
 
-# The compiled direct path in front (core/compiled.py), where it was built.
-run_binary = compiled.binary_runner(run_binary)
-
-
 @compiled.binary_op("Add")
 def add(a: TensorLike, b: TensorLike) -> Tensor:
     """a + b, element-wise with broadcasting."""

@@ -39,10 +39,6 @@ def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
             t.dispose()
 
 
-# The compiled direct path in front (core/compiled.py), where it was built.
-run_unary = compiled.unary_runner(run_unary)
-
-
 def dtype_error(op: str, arg: str, dtypes: tuple[str, ...], got: str) -> TypeError:
     if dtypes == FLOAT:
         want = "a float32 tensor"

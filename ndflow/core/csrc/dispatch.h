@@ -11,7 +11,8 @@
  *     direct kernels are called and their results kept).
  *
  * Files: state.c (configuration, store layouts, the engine's bookkeeping), direct.c (the direct path and
- * disposal), kernel.c (Engine.run_kernel), module.c (the Runner and Op types, the module). Built with hidden symbol visibility.
+ * disposal), kernel.c (Engine.run_kernel), module.c (the Op type, the module). Built with hidden symbol
+ * visibility.
  */
 #ifndef NDFLOW_DISPATCH_H
 #define NDFLOW_DISPATCH_H

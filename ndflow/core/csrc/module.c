@@ -1,87 +1,5 @@
-/* ndflow compiled dispatch: the Runner and Op types and the module ndflow.core._dispatch. */
+/* ndflow compiled dispatch: the Op type (op functions with the direct path in front) and the module. */
 #include "dispatch.h"
-
-/* ---- runners: run_binary / run_unary with the direct path in front ---------------------------------------- */
-
-typedef struct {
-    PyObject_HEAD vectorcallfunc vectorcall;
-    int arity;          /* 2: (kernel, op, a, b[, numeric]); 1: (kernel, op, x[, float_only]) */
-    PyObject *fallback; /* the Python function */
-} Runner;
-
-static PyObject *runner_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Runner *r = (Runner *)self;
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (enabled && n >= 2 + r->arity && PyUnicode_CheckExact(args[0])) { /* keywords: flags of the slow path */
-        PyObject *t = r->arity == 2 ? direct_binary(args[0], args[2], args[3]) : direct_unary(args[0], args[2], 0);
-        if (t != Py_None)
-            return t; /* a tensor, or NULL with the error */
-        Py_DECREF(t);
-    }
-    return PyObject_Vectorcall(r->fallback, args, nargsf, kwnames);
-}
-
-static int runner_traverse(Runner *r, visitproc visit, void *arg)
-{
-    Py_VISIT(r->fallback);
-    return 0;
-}
-
-static int runner_clear(Runner *r)
-{
-    Py_CLEAR(r->fallback);
-    return 0;
-}
-
-static void runner_dealloc(Runner *r)
-{
-    PyObject_GC_UnTrack(r);
-    runner_clear(r);
-    PyObject_GC_Del(r);
-}
-
-static PyObject *runner_get_wrapped(Runner *r, void *closure) { return Py_NewRef(r->fallback); }
-
-static PyObject *runner_get_doc(Runner *r, void *closure) { return PyObject_GetAttrString(r->fallback, "__doc__"); }
-
-static PyGetSetDef runner_getset[] = {
-    {"__wrapped__", (getter)runner_get_wrapped, NULL, "the Python function the runner falls back to", NULL},
-    {"__doc__", (getter)runner_get_doc, NULL, NULL, NULL},
-    {NULL},
-};
-
-static PyTypeObject RunnerType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ndflow.core._dispatch.Runner",
-    .tp_basicsize = sizeof(Runner),
-    .tp_dealloc = (destructor)runner_dealloc,
-    .tp_vectorcall_offset = offsetof(Runner, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_traverse = (traverseproc)runner_traverse,
-    .tp_clear = (inquiry)runner_clear,
-    .tp_getset = runner_getset,
-};
-
-static PyObject *make_runner(PyObject *self, PyObject *args)
-{
-    int arity;
-    PyObject *fallback;
-    if (!PyArg_ParseTuple(args, "iO:runner", &arity, &fallback))
-        return NULL;
-    if (arity != 1 && arity != 2) {
-        PyErr_SetString(PyExc_ValueError, "_dispatch.runner: arity must be 1 or 2");
-        return NULL;
-    }
-    Runner *r = PyObject_GC_New(Runner, &RunnerType);
-    if (r == NULL)
-        return NULL;
-    r->vectorcall = runner_vectorcall;
-    r->arity = arity;
-    r->fallback = Py_NewRef(fallback);
-    PyObject_GC_Track(r);
-    return (PyObject *)r;
-}
 
 /* ---- ops: an op function with the direct path in front (nf.add is one) ------------------------------------ */
 
@@ -283,10 +201,9 @@ static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(engine, Tensor, Variable, DataInfo, Scope, data_ids, store_layout, dispose_tensor, 'float32', "
      "'string')"},
-    {"set_enabled", set_enabled, METH_O, "Turn the compiled paths on or off (off: runners call their fallbacks)."},
+    {"set_enabled", set_enabled, METH_O, "Turn the compiled paths on or off (off: ops call their Python functions)."},
     {"enabled", py_enabled, METH_NOARGS, "Whether the compiled paths are on."},
     {"forget_layouts", forget_layouts, METH_NOARGS, "Forget the cached store layouts (backends changed)."},
-    {"runner", make_runner, METH_VARARGS, "runner(arity, fallback): run_binary (2) / run_unary (1) in C."},
     {"op", make_op, METH_VARARGS,
      "op(kind, kernel, fallback): an op function with the direct path in front (kind 1 unary, 2 binary, 3 a "
      "reduction over every axis, 4 a reshape sharing its input's buffer)."},
@@ -309,11 +226,10 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__dispatch(void)
 {
-    if (PyType_Ready(&RunnerType) < 0 || PyType_Ready(&OpType) < 0)
+    if (PyType_Ready(&OpType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
-    if (m == NULL || PyModule_AddObjectRef(m, "Op", (PyObject *)&OpType) < 0 ||
-        PyModule_AddObjectRef(m, "Runner", (PyObject *)&RunnerType) < 0) {
+    if (m == NULL || PyModule_AddObjectRef(m, "Op", (PyObject *)&OpType) < 0) {
         Py_XDECREF(m);
         return NULL;
     }
