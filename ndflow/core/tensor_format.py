@@ -45,6 +45,35 @@ def _scalar(x: object, dtype: str) -> str:
     return js_number(float(x))
 
 
+def _column_width(column: np.ndarray, dtype: str) -> int:
+    """The longest text of a column's values (TF.js sizes each column over all its values, shown or not).
+
+    Numbers are written only where a cheap bound says they could be the longest: a float32 value after
+    rounding to 7 decimals is at most sign + integer digits + 8 characters (the exponent forms are
+    shorter), so a column of a million values formats a handful of them."""
+    if dtype not in ("float32", "int32") or column.size <= 64:
+        return max(len(_value(v, dtype)) for v in column)
+    with np.errstate(all="ignore"):
+        a = np.abs(column.astype(np.float64))
+        finite = np.isfinite(a)
+        a = np.where(finite, a, 0.0)
+        # integer digits of anything the value can round to, plus sign, "." and up to 7 decimals;
+        # integral values print without the fraction, and more than 8 integer digits leave room
+        # for the shortest round-trip text to need more decimals
+        digits = np.floor(np.log10(np.maximum(a + 1.0, 1.0))).astype(np.int64) + 1
+        integral = a == np.floor(a)
+        fraction = np.where(integral, 0, np.where(digits > 8, 18, 8))
+        bound = (column < 0) + digits + fraction
+        bound = np.where(finite, bound, 9)  # -Infinity
+    order = np.argsort(-bound, kind="stable")
+    best = 0
+    for i in order:
+        if bound[i] <= best:
+            break
+        best = max(best, len(_value(column[i], dtype)))
+    return best
+
+
 def _row(values: np.ndarray, dtype: str, pads: list[int]) -> str:
     n = values.shape[0]
     if n > _LIMIT:
@@ -91,7 +120,8 @@ def tensor_to_string(values: np.ndarray, shape: tuple[int, ...], dtype: str, ver
         pads = [0] * cols
         if len(shape) > 1 and values.size:
             flat = values.reshape(-1, cols)
-            for j in range(cols):
-                pads[j] = max(len(_value(v, dtype)) for v in flat[:, j])
+            shown = range(cols) if cols <= _LIMIT else [*range(_EDGE), *range(cols - _EDGE, cols)]
+            for j in shown:  # an elided column's width is never used
+                pads[j] = _column_width(flat[:, j], dtype)
         body = _lines(values, dtype, pads)
     return "\n".join(header + ["    " + line for line in body])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
+from ndflow.core import tensor_format
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -159,3 +160,37 @@ def test_repr_of_a_large_tensor_is_one_line():
         assert repr(small).startswith("Tensor\n  dtype: float32\n  rank: 2\n  shape: [10,100]")
     finally:
         small.dispose()
+
+
+def _every_value_width(column: np.ndarray, dtype: str) -> int:
+    return max(len(tensor_format._value(v, dtype)) for v in column)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-7, 1e-3, 1.0, 10.0, 1e5, 1e7, 1e8, 1e20, 1e22, 1e38])
+@pytest.mark.parametrize("kind", ["normal", "integral", "positive"])
+def test_column_width_equals_formatting_every_value(scale, kind):
+    """The bounded search finds the same widest text as writing every value of the column."""
+    rng = np.random.default_rng(int(np.log10(scale) * 10) + 100 + len(kind))
+    x = rng.standard_normal(300) * scale
+    x = {"normal": x, "integral": np.round(x), "positive": np.abs(x)}[kind]
+    column = x.astype(np.float32)
+    assert tensor_format._column_width(column, "float32") == _every_value_width(column, "float32")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        np.array([0.5] * 99 + [-0.5], np.float32),
+        np.array([9.99999999] * 70 + [-9.9999999] * 30, np.float32),
+        np.array([4.9e-8, 5e-8, 1e-7, 1.5e-7] * 30, np.float32),
+        np.array([1.0, np.nan] * 50, np.float32),
+        np.array([1.0] * 99 + [-np.inf], np.float32),
+        np.array([-0.0] * 100, np.float32),
+        np.arange(-(2**31), 2**31 - 1, 2**24, dtype=np.int64).astype(np.int32),
+        np.arange(-50, 50, dtype=np.int32),
+    ],
+    ids=["sign", "carry", "tiny", "nan", "-inf", "-0", "int32-wide", "int32-small"],
+)
+def test_column_width_edge_values(column):
+    dtype = "int32" if column.dtype == np.int32 else "float32"
+    assert tensor_format._column_width(column, dtype) == _every_value_width(column, dtype)
