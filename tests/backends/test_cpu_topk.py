@@ -22,19 +22,30 @@ def _row(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
         for value, count in ((np.nan, 40), (np.inf, 15), (-np.inf, 15), (-0.0, 20), (0.0, 20)):
             row[rng.integers(0, n, count)] = value
         return row
+    if kind == "peaks":  # a heat map after a max-pool peak test: zeros but for a few peaks, some tied
+        row = np.zeros(n, np.float32)
+        row[rng.integers(0, n, n // 200)] = rng.integers(1, 50, n // 200) / 64
+        return row
     row = np.zeros(n, np.float32)  # mostly ties
     row[rng.integers(0, n, 5)] = 1.0
     return row
 
 
-@pytest.mark.parametrize("kind", ["random", "few values", "int32", "special", "mostly ties"])
+@pytest.mark.parametrize("kind", ["random", "few values", "int32", "special", "mostly ties", "peaks"])
 @pytest.mark.parametrize("sorted_", [True, False])
 def test_long_rows_match_the_full_sort(kind, sorted_):
     previous = nf.get_backend()
     nf.set_backend("cpu")
     rng = np.random.default_rng(len(kind))
     try:
-        for n, k in ((_PARTITION_FROM, 1), (_PARTITION_FROM + 7, _PARTITION_FROM // 4), (5000, 100), (3000, 3)):
+        cases = (
+            (_PARTITION_FROM, 1),
+            (_PARTITION_FROM + 7, _PARTITION_FROM // 4),
+            (5000, 100),
+            (3000, 3),
+            (70001, 250),
+        )
+        for n, k in cases:
             rows = np.stack([_row(kind, n, rng) for _ in range(3)])
             x = nf.tensor(rows)
             values, indices = nf.topk(x, k, sorted_)

@@ -9,6 +9,7 @@ from .common import Output, cpu_kernel, out, values_of
 
 # Rows at least this long, with k at most a quarter of them, select candidates before sorting.
 _PARTITION_FROM = 1024
+_CHUNK = 256  # values per chunk of the candidate bound
 
 
 def _top_order(values: np.ndarray, k: int) -> np.ndarray:
@@ -21,12 +22,28 @@ def _top_order(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def _top_k_row(row: np.ndarray, k: int) -> np.ndarray:
-    """:func:`_top_order` of one long row without sorting all of it: every value at least the k-th largest
-    (NaN counting as the largest; all ties at the threshold included) is a candidate, and only the candidates
-    are sorted (in index order, so ties still go by index)."""
-    key = np.where(np.isnan(row), np.inf, row) if row.dtype.kind == "f" else row
-    threshold = np.partition(key, row.size - k)[row.size - k]
-    candidates = np.flatnonzero(key >= threshold)
+    """:func:`_top_order` of one long row without sorting all of it: every value at least a lower bound of the
+    k-th largest (NaN counting as the largest; all ties included) is a candidate, and only the candidates are
+    sorted (in index order, so ties still go by index).
+
+    The bound is the k-th largest of the maxima of ``_CHUNK``-value chunks (k values of the row are at least
+    that large): one pass, where ``np.partition`` takes 20x longer on rows of many equal values (a detector's
+    heat map after its max-pool peak test is zeros but for a few thousand peaks)."""
+    n = row.size
+    chunks = n // _CHUNK
+    if chunks >= k:
+        maxima = row[: chunks * _CHUNK].reshape(chunks, _CHUNK).max(axis=1)
+        if chunks * _CHUNK < n:
+            maxima = np.append(maxima, row[chunks * _CHUNK :].max())
+        has_nan = row.dtype.kind == "f" and bool(np.isnan(maxima).any())  # max() propagates NaN
+        key = np.where(np.isnan(row), np.inf, row) if has_nan else row
+        if has_nan:
+            maxima = np.where(np.isnan(maxima), np.inf, maxima)
+        bound = np.partition(maxima, maxima.size - k)[maxima.size - k]
+    else:
+        key = np.where(np.isnan(row), np.inf, row) if row.dtype.kind == "f" else row
+        bound = np.partition(key, n - k)[n - k]
+    candidates = np.flatnonzero(key >= bound)
     return candidates[_top_order(row[candidates], k)]
 
 
