@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..core.tensor import Tensor
+from .islands import Island, find_islands
 from .plan import Graph, Subgraph, compile_plan, execution_subgraph, is_control_flow, is_dynamic
 from .program import Program, raw_mapper
 from .registry import Mapper
@@ -35,7 +36,9 @@ class AsyncPlan:
     ``merges``, ``control_flow``, ``constant_enters``: the used nodes of those kinds; ``n_children``: each
     used node's consumers (edges, used or not); ``free_sources``: per used node, the sources of its
     edges (one per edge) that are not control flow, whose tensors it may be the last to read; ``mappers``:
-    the mapper of each node the schedule may run (unused init nodes included)."""
+    the mapper of each node the schedule may run (unused init nodes included); ``islands``: groups of
+    scheduled nodes run as one program each (``islands.py``), by their name in the schedule, which stands
+    for them in ``used_children`` and ``deps`` (the edges the schedule waits for, per scheduled node)."""
 
     sub: Subgraph
     program: Program | None
@@ -51,6 +54,8 @@ class AsyncPlan:
     n_children: dict[str, int] = field(default_factory=dict)
     free_sources: dict[str, list[str]] = field(default_factory=dict)
     mappers: dict[str, Mapper] = field(default_factory=dict)
+    islands: dict[str, Island] = field(default_factory=dict)
+    deps: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     def run_static(
         self, feeds: Mapping[tuple[str, int], Tensor], ctx: object, keep_ids: set[int]
@@ -112,6 +117,15 @@ def build_async_plan(
     seeds += [n for n in graph.init_nodes if n not in static and n not in seeds]
     nodes = graph.nodes
     control_flow = frozenset(n for n in used if is_control_flow(nodes[n].op))
+    islands = find_islands(graph, used, scheduled, fed, sub.missing_inputs, out_set, weights)
+    island_of = {m: island.name for island in islands for m in island.members}
+    used_children = {n: _children(graph, n, scheduled, island_of) for n in used}
+    free_sources = {n: [s for s, _ in graph.deps[n] if not is_control_flow(nodes[s].op)] for n in scheduled}
+    deps = {n: graph.deps[n] for n in scheduled}
+    for island in islands:
+        used_children[island.name] = []
+        free_sources[island.name] = island.free_sources
+        deps[island.name] = island.deps
     return AsyncPlan(
         sub,
         program,
@@ -119,12 +133,27 @@ def build_async_plan(
         exports,
         pending_edges,
         seeds,
-        used_children={n: [c for c in graph.children[n] if c in scheduled] for n in used},
+        used_children=used_children,
         dynamic=frozenset(n for n in used if is_dynamic(nodes[n].op)),
         merges=frozenset(n for n in used if nodes[n].op == "Merge"),
         control_flow=control_flow,
         constant_enters=frozenset(n for n in used if nodes[n].op == "Enter" and nodes[n].bool("is_constant", False)),
         n_children={n: len(graph.children[n]) for n in used},
-        free_sources={n: [s for s, _ in graph.deps[n] if not is_control_flow(nodes[s].op)] for n in scheduled},
+        free_sources=free_sources,
         mappers={n: fn for n in graph.nodes if n not in static and (fn := raw_mapper(nodes[n].op)) is not None},
+        islands={island.name: island for island in islands},
+        deps=deps,
     )
+
+
+def _children(graph: Graph, name: str, scheduled: set[str], island_of: Mapping[str, str]) -> list[str]:
+    """The scheduled consumers of ``name`` (one per edge), an island standing for its members; none of
+    the node's own island (its program runs them)."""
+    own = island_of.get(name)
+    found = []
+    for child in graph.children[name]:
+        if child in scheduled:
+            target = island_of.get(child, child)
+            if target != own or target == child:
+                found.append(target)
+    return found

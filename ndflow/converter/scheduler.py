@@ -23,6 +23,7 @@ from ..core.tensor import Tensor
 from .async_plan import AsyncPlan
 from .control_flow import ExecutionContext
 from .graph import Node
+from .islands import Island
 from .plan import Graph
 from .program import Program, node_error
 
@@ -138,9 +139,13 @@ class Schedule:
         plan, ctx, tensor_map, stack = self.plan, self.ctx, self.tensor_map, self.stack
         nodes, dynamic, mappers, constant_enters = self.graph.nodes, plan.dynamic, plan.mappers, plan.constant_enters
         get = tensor_map.get
+        islands = plan.islands
         while stack:
             name, frames = stack.pop()
             ctx.frames = frames
+            if name in islands:
+                self._run_island(islands[name], made)
+                continue
             key = ctx.key(name) if name in constant_enters else None
             if name in tensor_map:
                 self._push_children(name)
@@ -174,9 +179,30 @@ class Schedule:
             self._free_consumed(name, key)
             self._push_children(name)
 
+    def _run_island(self, island: Island, made: list[list]) -> None:
+        """Run an island's program on the tensors it reads (all there: the schedule waited for them), put
+        its exports into the tensor map as the static part's, and free what it was the last to read."""
+        if not self._plain():
+            raise RuntimeError(f"graph model: {island.name} was scheduled inside a loop frame")
+        tensor_map = self.tensor_map
+        feeds = {(src, i): tensor_map[src][i] for src, i in island.feeds}
+        exported = island.program.run_exports(feeds, island.exports, self.ctx, self.to_keep)
+        made.extend(exported.values())
+        self.tensor_map.update(exported)
+        counts, out_set = self.counts, self.out_set
+        for name, entry in exported.items():
+            if name in out_set:
+                continue
+            for t in entry:
+                if t is not None:
+                    counts[t.id] = counts.get(t.id, 0) + island.pending_edges[name]
+        self._free_sources(island.free_sources, True)
+        for name in island.exports:
+            self._push_children(name)
+
     def _push_children(self, name: str) -> None:
         ctx, added, plan, tensor_map = self.ctx, self.added, self.plan, self.tensor_map
-        deps, merges = self.graph.deps, plan.merges
+        deps, merges = plan.deps, plan.merges
         plain = self._plain()
         get = tensor_map.get
         for child in plan.used_children[name]:
@@ -196,13 +222,16 @@ class Schedule:
         plan = self.plan
         if name in plan.control_flow or name in self.out_set:
             return
-        counts, tensor_map, to_keep, ctx = self.counts, self.tensor_map, self.to_keep, self.ctx
-        n_children = plan.n_children[name]
-        for t in tensor_map[key]:
+        counts, n_children = self.counts, plan.n_children[name]
+        for t in self.tensor_map[key]:
             if t is not None:
                 counts[t.id] = counts.get(t.id, 0) + n_children
-        plain = ctx.current_context_id == ""
-        for src in plan.free_sources[name]:
+        self._free_sources(plan.free_sources[name], self.ctx.current_context_id == "")
+
+    def _free_sources(self, sources: list[str], plain: bool) -> None:
+        """One consumer of each of ``sources`` (one entry per edge) ran: free the tensors it was the last of."""
+        counts, tensor_map, to_keep, ctx = self.counts, self.tensor_map, self.to_keep, self.ctx
+        for src in sources:
             for t in tensor_map.get(src if plain else ctx.key(src), ()):
                 if t is None or t.kept or t.id in to_keep:
                     continue
