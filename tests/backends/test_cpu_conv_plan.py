@@ -74,7 +74,7 @@ CONV = [
 DEPTHWISE = [
     # (x shape, filter shape, strides, pad, dilations, route)
     ((1, 9, 9, 5), (3, 3, 5, 1), 1, "same", 1, jit_ops.DW3_FLAT),
-    ((1, 7, 8, 70), (3, 3, 70, 1), 1, "same", 1, jit_ops.DW3),
+    ((1, 7, 8, 70), (3, 3, 70, 1), 1, "same", 1, jit_ops.DW3_BLOCKED),
     ((1, 10, 11, 4), (3, 3, 4, 1), 2, "same", 1, jit_ops.DW3),
     ((2, 8, 8, 3), (5, 5, 3, 1), 1, "same", 1, jit_ops.DW_FLAT),
     ((1, 8, 8, 3), (4, 4, 3, 1), 2, "valid", 1, jit_ops.DW),

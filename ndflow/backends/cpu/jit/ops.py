@@ -135,7 +135,23 @@ def _float32_c(a: np.ndarray) -> np.ndarray:
 
 
 # Routes of the compiled 2-D convolutions (Route.kind).
-DW3, DW3_FLAT, DW5, DW5_FLAT, DW_FLAT, DW, BLOCKED, POINTWISE = range(8)
+DW3, DW3_FLAT, DW5, DW5_FLAT, DW_FLAT, DW, BLOCKED, POINTWISE, DW3_BLOCKED = range(9)
+
+# Channels from which the 3x3 depthwise convolution runs register-blocked (:mod:`._dw3_kernels`): below, a
+# vector of channels is mostly empty and the whole-row loop over tiled weights is faster.
+DW3_BLOCKED_MIN_CHANNELS = 16
+
+_modules: dict[str, object] = {}
+
+
+def _dw3_kernels():
+    """The register-blocked 3x3 depthwise kernels (imported on first use, after :func:`kernels` loaded numba)."""
+    module = _modules.get("dw3")
+    if module is None:
+        from . import _dw3_kernels as module
+
+        _modules["dw3"] = module
+    return module
 
 
 class Route(NamedTuple):
@@ -157,6 +173,11 @@ def depthwise_route(info, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) ->
     work = math.prod(shape) * math.prod(info.filter_size)
     static = (sh, sw, dh, dw, pt, pl)
     short_rows = shape[2] * shape[3] <= FLAT_ROW_MAX
+    blockable = dw == 1 and sw in (1, 2) and shape[3] >= DW3_BLOCKED_MIN_CHANNELS
+    if tuple(w_shape[:2]) == (3, 3) and w_shape[-1] == 1 and blockable:
+        # 3x3, unit width dilation, width stride 1 or 2, enough channels: blocks of neighbouring positions share
+        # weight and input loads
+        return Route(DW3_BLOCKED, shape, work, static)
     if tuple(w_shape[:2]) == (3, 3) and w_shape[-1] == 1:
         # 3x3: the nine taps summed in registers; a unit width stride runs along whole rows (weights tiled)
         flat = sw == 1 and shape[3] < 64 and short_rows
@@ -204,7 +225,11 @@ def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple,
     threads = parallel() and route.work >= PARALLEL_MIN_WORK
     x = _float32_c(x)
     kind = route.kind
-    if kind == DW3 or kind == DW3_FLAT:
+    if kind == DW3_BLOCKED:
+        d3 = _dw3_kernels()
+        fn = d3.depthwise3x3_blocked if threads else d3.depthwise3x3_blocked_serial
+        fn(x, _float32_c(w[:, :, :, 0]), y, *route.static, *ep_args)
+    elif kind == DW3 or kind == DW3_FLAT:
         w3 = _float32_c(w[:, :, :, 0])
         wt = _tiled(w3, route.out_shape[2]) if kind == DW3_FLAT else _NONE3
         fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
