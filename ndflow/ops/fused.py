@@ -111,6 +111,7 @@ def _fused_conv(
     prelu_activation_weights: Any,
     leakyrelu_alpha: float,
     add: Any = None,
+    record: list | None = None,
 ) -> Tensor:
     with ConvArgs(op) as a:
         activation = _activation(activation, op)
@@ -134,7 +135,23 @@ def _fused_conv(
         elif activation == "prelu":
             raise ValueError(f"{op}: activation 'prelu' needs prelu_activation_weights")
         attrs.update(activation=activation, leakyrelu_alpha=_alpha(leakyrelu_alpha, op))
+        if record is not None and not a.temps and not unbatch:
+            record.append((kernel, tuple(inputs), attrs))
         return a.finish(ENGINE.run_kernel(kernel, tuple(inputs), attrs), unbatch)
+
+
+def recorded_conv(depthwise: bool, record: list, **kwargs: Any) -> Tensor:
+    """Internal (the graph converter's mappers): :func:`conv2d` / :func:`depthwise_conv2d` on the same
+    keyword arguments, which also appends to ``record`` the kernel call it made, ``(kernel, inputs, attrs)``,
+    when that call took the given tensors as they are (no conversion, cast or added batch axis): the same
+    call is then valid for any tensors of the same shapes and dtypes, checks included."""
+    kernel, op = ("FusedDepthwiseConv2D", "fused.depthwise_conv2d") if depthwise else ("FusedConv2D", "fused.conv2d")
+    return _fused_conv(
+        kernel, op, depthwise, kwargs["x"], kwargs["filter"], kwargs["strides"], kwargs["pad"],
+        kwargs.get("data_format", "NHWC"), kwargs.get("dilations", 1), kwargs.get("dim_rounding_mode"),
+        kwargs.get("bias"), kwargs.get("activation", "linear"), kwargs.get("prelu_activation_weights"),
+        kwargs.get("leakyrelu_alpha", 0.2), kwargs.get("add"), record,
+    )  # fmt: skip
 
 
 def conv2d(

@@ -163,3 +163,42 @@ def test_conv_attrs_are_read_once_and_stay_right(op):
         else:
             want = np.concatenate([_conv_ref(x[..., c : c + 1], f[:, :, c : c + 1, :], 2) for c in range(2)], axis=-1)
         np.testing.assert_allclose(_run(node, [x, f]), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["_FusedConv2D", "_NdflowResidualConv2D"])
+def test_fused_conv_repeats_its_recorded_kernel_call_only_for_the_same_signature(op):
+    """The second run on tensors of the same shapes repeats the first run's kernel call (recorded on the
+    node); other shapes, a cast or an added batch axis go through ``nf.fused`` again, checks included."""
+    residual = op == "_NdflowResidualConv2D"
+    node = _node(op, 4 if residual else 3, strides=[1, 1, 1, 1], padding="VALID", fused_ops=["BiasAdd", "Relu"],
+                 num_args=1)  # fmt: skip
+    f, b = f32(3, 3, 2, 4, seed=1), f32(4, seed=2)
+    for x_shape in ((1, 5, 5, 2), (1, 5, 5, 2), (2, 6, 4, 2), (2, 6, 4, 2), (1, 5, 5, 2)):
+        x = f32(*x_shape)
+        out_shape = (x_shape[0], x_shape[1] - 2, x_shape[2] - 2, 4)
+        r = f32(*out_shape, seed=3)
+        want = np.maximum(_conv_ref(x, f, 1) + b + (r if residual else 0), 0)
+        np.testing.assert_allclose(_run(node, [x, f, b, r] if residual else [x, f, b]), want, rtol=1e-4, atol=1e-5)
+        signature, kernel, positions, _ = node._memo["call"]
+        assert kernel == "FusedConv2D" and signature[0] == (x_shape, "float32")
+        assert positions == ((0, 1, 2, 3) if residual else (0, 1, 2))
+    x3 = f32(5, 5, 2)  # rank 3: nf.fused adds a batch axis, so there is no call to repeat
+    got = _run(node, [x3, f, b, f32(3, 3, 4, seed=3)] if residual else [x3, f, b])
+    assert got.shape == (3, 3, 4)
+    with pytest.raises(ValueError, match="fused.conv2d"):  # a wrong filter depth: the op's own error
+        _run(node, [f32(1, 5, 5, 3), f, b, f32(1, 3, 3, 4)] if residual else [f32(1, 5, 5, 3), f, b])
+
+
+def test_fused_conv_under_a_tape_takes_the_op_path():
+    node = _node("_FusedConv2D", 3, strides=[1, 1, 1, 1], padding="VALID", fused_ops=["BiasAdd", "Relu"], num_args=1)
+    f, b = nf.tensor(f32(3, 3, 2, 4, seed=1)), nf.tensor(f32(4, seed=2))
+    x = nf.tensor(f32(1, 5, 5, 2))
+    try:
+        get_mapper("_FusedConv2D")(node, [x, f, b], None).dispose()  # records the call
+        grad = nf.grad(lambda t: nf.sum(get_mapper("_FusedConv2D")(node, [t, f, b], None)))(x)
+        want = nf.grad(lambda t: nf.sum(nf.fused.conv2d(x=t, filter=f, strides=1, pad="valid", bias=b,
+                                                        activation="relu")))(x)  # fmt: skip
+        np.testing.assert_allclose(grad.numpy(), want.numpy(), rtol=1e-6)
+        nf.dispose([grad, want])
+    finally:
+        nf.dispose([x, f, b])
