@@ -24,6 +24,7 @@ from ..core.tensor import Tensor
 from .graph import Node
 from .plan import Graph, Plan
 from .registry import Mapper, get_mapper
+from .replay import Call, record, recordable, signature
 
 Ref = tuple[int, int]
 Step = tuple[Mapper, Node, tuple[Ref, ...], int, tuple[int, ...]]
@@ -78,6 +79,9 @@ class Program:
             steps.append((fn, node, refs, slot(node.name), free_slots))
         self.slots = slots
         self.steps = steps
+        # Per step: its kept kernel call (replay.py), None before its first run; and which may have one.
+        self.calls: list[Call | None] = [None] * len(steps)
+        self.replayable = [recordable(step[1].op) for step in steps]
         self.late_free = pending
         base: list[list[Tensor | None] | None] = [None] * len(slots)
         for name, index in slots.items():
@@ -149,15 +153,25 @@ class Program:
     def _steps(self, vals: list[Any], track: list[Tensor], ctx: Any, keep_ids: set[int]) -> None:
         """Run every step on the slot list ``vals`` (in the caller's scope, whose list is ``track``)."""
         dispose = ENGINE.dispose_tensor
+        calls, replayable = self.calls, self.replayable
         node: Node | None = None
         try:
-            for fn, node, refs, out_slot, free in self.steps:
+            for k, (fn, node, refs, out_slot, free) in enumerate(self.steps):
                 try:
                     args = [vals[s][i] for s, i in refs]
                 except (TypeError, IndexError):
                     raise self._missing(vals, node, refs) from None
                 mark = len(track)
-                out = fn(node, args, ctx)
+                call = calls[k]
+                if not replayable[k] or ENGINE._slow:
+                    out = fn(node, args, ctx)
+                elif call is not None and call[0] == signature(args):
+                    if call[1] is None:
+                        out = fn(node, args, ctx)
+                    else:
+                        out = ENGINE.run_kernel(call[1], tuple([args[i] for i in call[2]]), call[3])
+                else:
+                    out, calls[k] = record(fn, node, args, ctx, [self.base[s] is not None for s, _ in refs])
                 if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
                     outs = [out]
                 else:

@@ -59,7 +59,7 @@ class Engine(DirectPath, Measurement):
         "num_tensors", "num_string_tensors", "num_data_buffers", "num_bytes", "_data",
         "_scopes", "active_scope", "_next_scope_id", "_tensor_ids", "_next_tensor_id", "_next_variable_id",
         "variables", "debug", "prod", "_profiles", "_slow", "gradient_depth", "kernel_depth", "tape",
-        "_next_node_id", "tracker", "_leak_records", "_track_flag", "_forced_tracking",
+        "_next_node_id", "tracker", "_leak_records", "_track_flag", "_forced_tracking", "_calls",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -91,6 +91,8 @@ class Engine(DirectPath, Measurement):
         self.prod = False
         self._profiles: list[ProfileInfo] = []
         self._slow = False
+        # While not None (``record_calls``): each outermost kernel call, and each value read, is listed here.
+        self._calls: list[tuple[str, Any, Any, Any]] | None = None
 
         # The gradient tape: on while a gradient function runs (TF.js's gradientDepth).
         self.gradient_depth = 0
@@ -161,7 +163,7 @@ class Engine(DirectPath, Measurement):
         self.prod = bool(value)
 
     def _update_slow(self) -> None:
-        self._slow = self.debug or bool(self._profiles) or self.gradient_depth > 0
+        self._slow = self.debug or bool(self._profiles) or self.gradient_depth > 0 or self._calls is not None
         self._update_direct()
 
     def _update_direct(self) -> None:
@@ -310,9 +312,13 @@ class Engine(DirectPath, Measurement):
             t.dispose()
 
     def read_sync(self, t: Tensor) -> np.ndarray:
+        if self._calls is not None:
+            self._calls.append(("", t, None, None))
         return t._info.backend.read_sync(t.data_id)
 
     async def read(self, t: Tensor) -> np.ndarray:
+        if self._calls is not None:
+            self._calls.append(("", t, None, None))
         return await t._info.backend.read(t.data_id)
 
     # -- kernels ---------------------------------------------------------------------------------
@@ -330,11 +336,37 @@ class Engine(DirectPath, Measurement):
         if self._slow:
             if self.debug or self._profiles:
                 return self._run_kernel_observed(config, backend, inputs, attrs)
+            if self._calls is not None and self.gradient_depth == 0:
+                return self._run_kernel_listed(config, backend, inputs, attrs)
             return self._run_kernel_taped(config, backend, inputs, attrs)
         out = config.kernel_func(backend, inputs, attrs)
         if out.__class__ is list:
             return [self._track_output(o[0], o[1], o[2], backend) for o in out]
         return self._track_output(out[0], out[1], out[2], backend)
+
+    def _run_kernel_listed(
+        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
+    ) -> Any:
+        """:meth:`run_kernel` while ``record_calls`` lists the calls."""
+        raw = config.kernel_func(backend, inputs, attrs)
+        if raw.__class__ is list:
+            result: Any = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
+        else:
+            result = self._track_output(raw[0], raw[1], raw[2], backend)
+        if self.kernel_depth == 0 and self._calls is not None:
+            self._calls.append((config.kernel_name, inputs, attrs, result))
+        return result
+
+    def record_calls(self) -> list[tuple[str, Any, Any, Any]]:
+        """Start listing kernel calls ``(kernel, inputs, attrs, result)`` and value reads ``("", tensor, None,
+        None)`` (kernels take their plain, unobserved path meanwhile); :meth:`stop_recording` ends it."""
+        self._calls = []
+        self._update_slow()
+        return self._calls
+
+    def stop_recording(self) -> None:
+        self._calls = None
+        self._update_slow()
 
     def _run_kernel_taped(
         self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
