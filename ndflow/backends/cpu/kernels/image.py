@@ -2,16 +2,21 @@
 FlipLeftRight, RotateWithOffset, Transform.
 
 Images are NHWC. Resizing gathers whole rows and columns with index and weight vectors computed
-once per axis; coordinates and interpolation run in float64, as TF.js's JavaScript numbers do, and
-are stored as float32. ``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js uses.
+once per axis (and kept per axis size and attributes); coordinates and interpolation run in float64,
+as TF.js's JavaScript numbers do, and are stored as float32. With the JIT on (``..jit``), ResizeBilinear
+runs as one compiled loop (:mod:`..jit._image_kernels`) doing the same arithmetic in the same order.
+``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js uses.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+from types import ModuleType
 
 import numpy as np
 
+from .. import jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -31,16 +36,22 @@ def _ratio(in_size: int, out_size: int, align_corners: bool) -> float:
     return in_size / out_size if out_size else 0.0
 
 
+@lru_cache(maxsize=256)
 def _bilinear_axis(
     in_size: int, out_size: int, align_corners: bool, half_pixel: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each output index along one axis: the lower and upper source index and the fraction."""
+    """For each output index along one axis: the lower and upper source index and the fraction.
+
+    Kept per arguments (a model resizes the same shapes on every run); the arrays are read-only."""
     ratio = _ratio(in_size, out_size, align_corners)
     i = np.arange(out_size, dtype=np.float64)
     src = ratio * (i + 0.5) - 0.5 if half_pixel else ratio * i
     lo = np.maximum(0.0, np.floor(src))
     hi = np.minimum(in_size - 1, np.ceil(src))
-    return lo.astype(np.intp), hi.astype(np.intp), src - lo
+    tables = lo.astype(np.intp), hi.astype(np.intp), src - lo
+    for t in tables:
+        t.flags.writeable = False
+    return tables
 
 
 def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
@@ -56,6 +67,19 @@ def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: 
 
 def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
     return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
+
+
+# Input dtypes the compiled resize takes (each compiles once, on first use); others run the numpy path.
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.int32))
+
+
+def _compiled() -> ModuleType | None:
+    """The compiled image kernels, or None when the numpy paths must run (JIT off, numba missing or broken)."""
+    if jit.kernels() is None:
+        return None
+    from ..jit import _image_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
+
+    return _image_kernels
 
 
 _RESIZE_CHUNK_BYTES = 1 << 18  # float64 scratch per block of output rows: stays in the core's L2 cache
@@ -95,7 +119,8 @@ def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     Per output pixel this is TF.js's ``top = tl + (tr - tl) * cf``, ``bottom = bl + (br - bl) * cf``,
     ``top + (bottom - top) * rf`` in float64. It runs by blocks of output rows small enough for the
     cache; within a block, the column step runs once per source row that the block reads (it depends
-    on the source row only), then the row step combines whole interpolated rows."""
+    on the source row only), then the row step combines whole interpolated rows. With the JIT on, float32
+    and int32 images run the compiled kernel instead: the same steps, row by row, same results."""
     (images,) = inputs
     x = values_of(backend, images)
     batch, height, width, channels = x.shape
@@ -105,8 +130,14 @@ def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     align, half = _resize_attrs(attrs)
     r0, r1, rf = _bilinear_axis(height, new_h, align, half)
     c0, c1, cf = _bilinear_axis(width, new_w, align, half)
-    cols = (c0, c1, cf[:, None])
     result = np.empty((batch, new_h, new_w, channels), np.float32)
+    compiled = _compiled() if x.dtype in _COMPILED_DTYPES and x.size else None  # (an empty image reads nothing)
+    if compiled is not None:
+        src = np.ascontiguousarray(x).reshape(batch, height, width * channels)
+        dest = result.reshape(batch, new_h, new_w * channels)
+        compiled.resize_bilinear(src, r0, r1, rf, c0, c1, cf, channels, dest)
+        return out(backend, result, "float32")
+    cols = (c0, c1, cf[:, None])
     row_bytes = new_w * channels * 8
     images_per_block = max(1, _RESIZE_CHUNK_BYTES // (row_bytes * new_h))  # small images: several at once
     block = max(1, _RESIZE_CHUNK_BYTES // row_bytes)

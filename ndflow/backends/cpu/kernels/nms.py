@@ -1,21 +1,27 @@
 """Non-maximum suppression: NonMaxSuppressionV3 (indices), V4 (padded, with the valid count) and
 V5 (with scores, soft-NMS).
 
-Greedy selection in order of score (ties: the smaller box index first). Hard NMS (no soft-NMS sigma)
-walks the candidates in that order in blocks: a block is first checked against the boxes selected so
-far (one IoU matrix), then resolved within itself (a second one), with one Python step per *selected*
-box; only as many blocks as it takes to select ``max_output_size`` boxes are looked at, so a detector's
-thousands of anchors cost a few small matrices. Soft-NMS decays scores, so each selection computes the
-IoU of the new box with every remaining candidate at once and follows TF.js's lazy heap exactly (see
-``_refresh``).
+Greedy selection in order of score (ties: the smaller box index first). With the JIT on
+(``..jit``), hard NMS (no soft-NMS sigma) is TF.js's loop compiled (:mod:`..jit._nms_kernels`): a
+heap of candidates, each compared with the boxes selected so far in one vectorised pass. The numpy
+path walks the candidates in that order in blocks (64 growing to ``_BLOCK_MAX``): a block is first
+checked against the boxes selected so far (one IoU matrix), then resolved within itself from a
+second one (``_resolve``: a few matrix-vector rounds to a fixed point); only as many blocks as it
+takes to select ``max_output_size`` boxes are looked at, so a detector's thousands of anchors cost a
+few small matrices. Soft-NMS decays scores, so each selection computes the IoU of the new box with
+every remaining candidate at once and follows TF.js's lazy heap exactly (see ``_refresh``); hard NMS
+with a non-finite coordinate takes that path too (a NaN IoU zeroes a score rather than dropping the
+box, as in TF.js).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import ModuleType
 
 import numpy as np
 
+from .. import jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -88,11 +94,17 @@ def suppress(
     soft-NMS (``soft_nms_sigma`` > 0) multiplies its score by ``exp(-0.5 * iou**2 / sigma)`` and
     drops it once the score is <= ``score_threshold``.
     """
+    if soft_nms_sigma <= 0:
+        compiled = _compiled()
+        if compiled is not None:
+            return _hard_compiled(compiled, boxes, scores, max_output_size, iou_threshold, score_threshold)
     s = scores.astype(np.float64).reshape(-1)
     ids = np.flatnonzero(s > score_threshold)  # candidates, in index order
-    if soft_nms_sigma <= 0:
-        selected_ids = _hard(boxes.reshape(-1, 4), _by_score(s[ids], ids), max_output_size, iou_threshold)
+    flat = boxes.reshape(-1, 4)
+    if soft_nms_sigma <= 0 and (np.isfinite(flat).all() or np.isfinite(flat[ids]).all()):
+        selected_ids = _hard(flat, _by_score(s[ids], ids), max_output_size, iou_threshold)
         return selected_ids.astype(np.int32), s[selected_ids]
+    # soft-NMS, or hard NMS with a non-finite coordinate (a NaN IoU zeroes a score instead of dropping the box)
     key = s[ids]
     fresh = key.copy()
     geometry = _Boxes(boxes)
@@ -111,6 +123,33 @@ def suppress(
         alive = ~(iou >= iou_threshold) & (fresh > score_threshold)
         ids, key, fresh = ids[alive], key[alive], fresh[alive]
     return np.array(selected, np.int32), np.array(selected_scores, np.float64)
+
+
+def _compiled() -> ModuleType | None:
+    """The compiled NMS kernel's module, or None when the numpy paths must run (JIT off, numba missing or broken)."""
+    if jit.kernels() is None:
+        return None
+    from ..jit import _nms_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
+
+    return _nms_kernels
+
+
+def _hard_compiled(
+    compiled: ModuleType,
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    max_output_size: int,
+    iou_threshold: float,
+    score_threshold: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hard NMS in the compiled kernel (TF.js's loop, see :mod:`..jit._nms_kernels`)."""
+    b = np.ascontiguousarray(boxes).reshape(-1, 4)
+    s = np.ascontiguousarray(scores).reshape(-1)
+    limit = max(0, min(int(max_output_size), s.size))
+    selected = np.empty(limit, np.int32)
+    kept = np.empty(limit, np.float64)
+    count = compiled.nms_hard(b, s, limit, float(iou_threshold), float(score_threshold), selected, kept)
+    return selected[:count], kept[:count]
 
 
 _HEAD = 1024  # candidates ordered first (with their ties); the rest are sorted only when NMS gets to them
@@ -143,23 +182,70 @@ def _corners(boxes: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 def _overlaps(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
     """``IoU >= threshold`` for every pair of boxes of ``a`` (rows) and ``b`` (columns), from ``_corners``;
-    the arithmetic of ``_Boxes.iou`` (an IoU of 0 where an area is <= 0)."""
-    h = np.minimum(a[2][:, None], b[2]) - np.maximum(a[0][:, None], b[0])
-    w = np.minimum(a[3][:, None], b[3]) - np.maximum(a[1][:, None], b[1])
-    inter = np.maximum(h, 0.0) * np.maximum(w, 0.0)
-    area_a, area_b = a[4][:, None], b[4]
+    the arithmetic of ``_Boxes.iou``. For ``threshold`` > 0 (the caller handles the rest): a pair with an area
+    <= 0 has an IoU of 0, below it. Two scratch matrices, updated in place."""
+    h = np.minimum(a[2][:, None], b[2])
+    h -= np.maximum(a[0][:, None], b[0])
+    np.maximum(h, 0.0, out=h)
+    w = np.minimum(a[3][:, None], b[3])
+    w -= np.maximum(a[1][:, None], b[1])
+    np.maximum(w, 0.0, out=w)
+    h *= w  # the intersection
+    np.add(a[4][:, None], b[4], out=w)
+    w -= h  # the union
     with np.errstate(divide="ignore", invalid="ignore"):
-        iou = inter / (area_a + area_b - inter)
-    return np.where((area_a <= 0) | (area_b <= 0), 0.0, iou) >= threshold
+        h /= w
+    hit = h >= threshold
+    hit &= (a[4] > 0)[:, None]
+    hit &= b[4] > 0
+    return hit
+
+
+_BLOCK_MAX = 256  # candidates resolved together: their IoU matrix (float64 scratch) stays in the L2 cache
+
+
+_FIXED_POINT_STEPS = 12  # rounds of the vectorised block resolution before the one-step-per-box loop takes over
+
+
+def _resolve(hit: np.ndarray, limit: int) -> np.ndarray:
+    """The members of a block (best first) that greedy NMS keeps, at most ``limit``; ``hit[i, j]``: ``i``
+    suppresses ``j`` if ``i`` is kept (only ``i < j`` is read).
+
+    Member ``j`` is kept iff no kept ``i < j`` hits it. Starting from "all kept", each round recomputes every
+    member from the previous round (one matrix-vector product); after ``t`` rounds the first ``t`` members
+    are right, and a round that changes nothing has reached the greedy answer (the only fixed point). Chains
+    of suppression are short in practice, so a few rounds do; if not, one Python step per kept member."""
+    n = hit.shape[0]
+    upper = np.triu(hit, 1).astype(np.float32)
+    keep = np.ones(n, np.float32)
+    for _ in range(_FIXED_POINT_STEPS):
+        again = (keep @ upper == 0).astype(np.float32)
+        if np.array_equal(again, keep):
+            return np.flatnonzero(keep)[: max(0, limit)]
+        keep = again
+    alive = np.ones(n, bool)
+    take = [0]
+    j = 0
+    while len(take) < limit and j + 1 < n:
+        alive[j + 1 :] &= ~hit[j, j + 1 :]
+        j += 1 + int(alive[j + 1 :].argmax())
+        if not alive[j]:
+            break
+        take.append(j)
+    return np.array(take[: max(0, limit)], np.int64)
 
 
 def _hard(boxes: np.ndarray, pieces: Iterator[np.ndarray], max_output_size: int, iou_threshold: float) -> np.ndarray:
     """Greedy hard NMS over the candidates (best first, from ``_by_score``): the selected box indices.
 
     A candidate is kept when its IoU with every box kept before it is below ``iou_threshold``. Blocks
-    of candidates (growing from 64 to 2048) are filtered by the boxes already kept, then resolved within
-    themselves from one IoU matrix: each kept box removes the later block members it overlaps (one
-    Python step per kept box)."""
+    of candidates (growing from 64 to ``_BLOCK_MAX``) are filtered by the boxes already kept, then resolved
+    within themselves from one IoU matrix: each kept box removes the later block members it overlaps (one
+    Python step per kept box). With ``iou_threshold`` <= 0 every IoU (>= 0) reaches it: the best box
+    suppresses all others."""
+    if iou_threshold <= 0:
+        first = next((piece[:1] for piece in pieces if piece.size), np.empty(0, np.int64))
+        return first[: max(0, max_output_size)].astype(np.int64)
     kept: list[int] = []
     kept_corners = np.empty((5, 0))
     size = 64
@@ -168,7 +254,7 @@ def _hard(boxes: np.ndarray, pieces: Iterator[np.ndarray], max_output_size: int,
         while pos < piece.size and len(kept) < max_output_size:
             block = piece[pos : pos + size]
             pos += block.size
-            size = min(size * 2, 2048)
+            size = min(size * 2, _BLOCK_MAX)
             corners = _corners(boxes, block)
             if kept:
                 free = ~_overlaps(kept_corners, corners, iou_threshold).any(axis=0)
@@ -176,16 +262,7 @@ def _hard(boxes: np.ndarray, pieces: Iterator[np.ndarray], max_output_size: int,
             n = block.size
             if n == 0:
                 continue
-            hit = _overlaps(corners, corners, iou_threshold)
-            alive = np.ones(n, bool)
-            take = [0]
-            j = 0
-            while len(kept) + len(take) < max_output_size and j + 1 < n:
-                alive[j + 1 :] &= ~hit[j, j + 1 :]
-                j += 1 + int(alive[j + 1 :].argmax())
-                if not alive[j]:
-                    break
-                take.append(j)
+            take = _resolve(_overlaps(corners, corners, iou_threshold), max_output_size - len(kept))
             kept.extend(block[take].tolist())
             kept_corners = np.concatenate([kept_corners, corners[:, take]], axis=1)
         if len(kept) >= max_output_size:
