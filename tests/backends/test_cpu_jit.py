@@ -179,6 +179,7 @@ def test_conv2d_input_gradient_matches_numpy(dilations, pad):
 @pytest.mark.parametrize(
     "name,shape",
     [
+        ("relu", (4, 33, 20)),
         ("relu6", (4, 33, 20)),
         ("elu", (64, 40)),
         ("sigmoid", (3, 50, 17)),
@@ -187,7 +188,9 @@ def test_conv2d_input_gradient_matches_numpy(dilations, pad):
     ],
 )
 def test_activations_match_numpy(name, shape):
-    x = nf.tensor((RNG.standard_normal(shape) * 5).astype(np.float32))
+    values = (RNG.standard_normal(shape) * 5).astype(np.float32)
+    values.reshape(-1)[:8] = [-0.0, 0.0, np.nan, np.inf, -np.inf, 6.0, -1e-45, 1e-45]
+    x = nf.tensor(values)
     alphas = {
         "prelu": _rand((1, 1, shape[-1])),
     }
@@ -198,7 +201,10 @@ def test_activations_match_numpy(name, shape):
             fn = lambda: nf.leaky_relu(x, 0.1)  # noqa: E731
         else:
             fn = lambda: getattr(nf, name)(x)  # noqa: E731
-        _close(*run_both(fn))
+        numpy_path, compiled = run_both(fn)
+        _close(numpy_path, compiled)
+        if name in ("relu", "relu6", "leaky_relu", "prelu"):  # no elementary function: the same bits
+            np.testing.assert_array_equal(numpy_path.view(np.int32), compiled.view(np.int32))
     finally:
         nf.dispose([x, *alphas.values()])
 

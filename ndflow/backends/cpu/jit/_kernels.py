@@ -35,19 +35,18 @@ def _epilogue_rows(y, r0, r1, bias, add, act, alpha, slopes):  # pragma: no cove
         for i in range(r0, r1):
             for c in range(channels):
                 y[i, c] += add[i, c]
-    if act == 1:  # relu (NaN stays NaN, as numpy's maximum)
+    zero, six = np.float32(0), np.float32(6)
+    if act == 1:  # relu (NaN stays NaN, as numpy's maximum); selects, not branches: they vectorize
         for i in range(r0, r1):
             for c in range(channels):
-                if y[i, c] < 0:
-                    y[i, c] = 0
+                v = y[i, c]
+                y[i, c] = zero if v < zero else v
     elif act == 2:  # relu6
         for i in range(r0, r1):
             for c in range(channels):
                 v = y[i, c]
-                if v < 0:
-                    y[i, c] = 0
-                elif v > 6:
-                    y[i, c] = 6
+                v = zero if v < zero else v
+                y[i, c] = six if v > six else v
     elif act == 3:  # leakyrelu
         for i in range(r0, r1):
             for c in range(channels):
@@ -210,14 +209,41 @@ def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - comp
 
 @njit(cache=True, nogil=True)
 def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compiled
-    """``y = activation(x)`` over 2-D (rows, channels) arrays, one row at a time (``none``: an empty bias,
-    ``none2``: an empty residual)."""
-    for i in range(x.shape[0]):
+    """``y = activation(x)`` over 2-D (rows, channels) arrays in one pass, as :func:`_epilogue_rows` computes
+    it (``none``, ``none2``: unused, the epilogue's empty bias and residual). Written as selects, not
+    branches, so that the loops vectorize; a call per row cost 40 ns a row (650 us for 128x128x16)."""
+    rows, channels = x.shape
+    zero, six, one = np.float32(0), np.float32(6), np.float32(1)
+    for i in range(rows):
         xr = x[i]
         yr = y[i]
-        for c in range(x.shape[1]):
-            yr[c] = xr[c]
-        _epilogue_rows(y, i, i + 1, none, none2, act, alpha, slopes)
+        if act == 1:  # as numpy's maximum(x, 0): -0 becomes 0, NaN stays
+            for c in range(channels):
+                v = xr[c]
+                yr[c] = zero if v <= zero else v
+        elif act == 2:
+            for c in range(channels):
+                v = xr[c]
+                v = zero if v < zero else v
+                yr[c] = six if v > six else v
+        elif act == 3:
+            for c in range(channels):
+                v = xr[c]
+                yr[c] = v * alpha if v < zero else v
+        elif act == 4:
+            for c in range(channels):
+                v = xr[c]
+                yr[c] = v * slopes[c] if v < zero else v
+        elif act == 5:
+            for c in range(channels):
+                yr[c] = one / (one + math.exp(-xr[c]))
+        elif act == 6:
+            for c in range(channels):
+                v = xr[c]
+                yr[c] = math.expm1(v) if v < zero else v
+        else:
+            for c in range(channels):
+                yr[c] = xr[c]
 
 
 # ----------------------------------------------------------------------------- pooling

@@ -22,12 +22,16 @@ _SOFTPLUS_THRESHOLD = math.log(1.1920928955078125e-7) + 2.0
 @cpu_kernel("Relu")
 def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
-    values = values_of(backend, x)
-    return out(backend, np.maximum(values, 0), x.dtype)  # np.maximum keeps NaN, as TF.js does
+    return out(backend, _relu(values_of(backend, x)), x.dtype)
 
 
 def _relu(v: np.ndarray) -> np.ndarray:
-    return np.maximum(v, np.float32(0))
+    """max(x, 0), NaN kept (as TF.js); compiled for large float32 arrays (numpy's maximum is 4x slower than
+    a multiply here)."""
+    compiled = jit_ops.activate(v, "relu")
+    if compiled is not None:
+        return compiled
+    return np.maximum(v, v.dtype.type(0))
 
 
 register_direct("Relu", "cpu", _relu)
