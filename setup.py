@@ -1,8 +1,10 @@
-"""Build of ndflow's one C module, compiled dispatch (ndflow/core/csrc/, module ndflow.core._dispatch); the rest
-of the package is described in pyproject.toml.
+"""Build of ndflow's C modules; the rest of the package is described in pyproject.toml.
 
-The module is optional: where no C compiler is found, the build goes on without it and ndflow runs its Python
-dispatch (ndflow/core/compiled.py).
+- compiled dispatch (ndflow/core/csrc/, module ndflow.core._dispatch);
+- the cpu backend's split matrix products (ndflow/backends/cpu/csrc/, module ndflow.backends.cpu._gemm).
+
+Both are optional: where no C compiler is found, the build goes on without them and ndflow runs its Python
+dispatch (ndflow/core/compiled.py) and its Python thread split (ndflow/backends/cpu/parallel.py).
 """
 
 from glob import glob
@@ -17,6 +19,14 @@ setup(
             depends=glob("ndflow/core/csrc/*.h"),
             optional=True,
             extra_compile_args=["-O2", "-fvisibility=hidden"],
-        )
+        ),
+        Extension(
+            "ndflow.backends.cpu._gemm",
+            ["ndflow/backends/cpu/csrc/gemm_pool.c"],
+            optional=True,
+            # no fast-math and no contraction: the epilogue's float32 adds are those of the numba kernels
+            extra_compile_args=["-O3", "-fvisibility=hidden", "-ffp-contract=off", "-fno-trapping-math", "-pthread"],
+            extra_link_args=["-pthread"],
+        ),
     ]
 )

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...core.flags import env
+from . import native_split
 
 # Work below this many floating-point operations runs on the calling thread: waking a worker costs 75-85 us
 # (median, measured on a 2-core VM), which a product of 30 MFLOP (about 0.3 ms on one core) does not repay;
@@ -96,6 +97,10 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     m, k = a.shape
     n = b.shape[1]
     parts = threads()
+    if parts > 1 and a.dtype == np.float32 and b.dtype == np.float32 and 2 * m * k * n >= native_split.MIN_FLOPS:
+        target = np.empty((m, n), dtype=np.float32) if out is None else out
+        if native_split.matmul_into(a, b, target, parts):
+            return target
     if parts == 1 or 2 * m * k * n < MIN_SPLIT_FLOPS or m < 2 * 16:
         return np.matmul(a, b, out=out)
     if out is None:

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import native_split
 from .. import parallel as cpu_parallel
 from . import ACTIVATION_CODES, kernels, parallel, plans_enabled
 from .ops import (
@@ -141,7 +142,9 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         xr, wr = x.reshape(rows, depth), w.reshape(depth, channels)
         args = None if ep.is_identity else ep.args(arrays, channels, y.shape)
         parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
-        if parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
+        if _native(xr, wr, y, args, cpu_parallel.threads()):
+            pass
+        elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
 
             def span(_: int, start: int, stop: int) -> None:
                 yb = y[start:stop]
@@ -166,6 +169,18 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     if ep.sigmoid:
         sigmoid_into(y, y)
     return y
+
+
+def _native(x: np.ndarray, w: np.ndarray, y: np.ndarray, args: tuple | None, threads: int) -> bool:
+    """The product and its epilogue split over native threads (:mod:`..native_split`), where that applies
+    (an epilogue of bias, residual and a linear, relu, relu6, leaky relu or PReLU activation)."""
+    if threads < 2:
+        return False
+    if args is None:
+        return native_split.matmul_into(x, w, y, threads)
+    bias, add, act, alpha, slopes = args
+    bias, add, slopes = (v if v.size else None for v in (bias, add, slopes))
+    return native_split.matmul_into(x, w, y, threads, bias, add, act, alpha, slopes)
 
 
 _MISSING = object()

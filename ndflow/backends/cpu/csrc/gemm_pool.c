@@ -1,0 +1,413 @@
+/* ndflow.backends.cpu._gemm: float32 matrix products split by rows over a small pool of native threads, with
+ * the convolution epilogue (bias, residual, relu/relu6) applied to each chunk while it is in cache.
+ *
+ * Why: the cpu backend runs OpenBLAS on one thread (its own threads spin and stall on a shared machine) and splits
+ * large products itself; a Python thread pool takes ~70 us to wake a worker, so products under ~40 MFLOP ran on
+ * one core. Here a worker waits for work spinning (then sleeping, after a while without any), so handing over a
+ * job costs a few microseconds.
+ *
+ * Robustness on a busy machine: the rows are cut into chunks that the caller and the workers claim one at a time
+ * (an atomic counter). A worker that the OS has not scheduled claims nothing, and the caller does every chunk
+ * itself: never slower than one thread, save the few chunks a worker claimed and is still running.
+ *
+ * Results: each chunk is one cblas_sgemm call on its rows (the library's single-threaded kernel), then the
+ * epilogue in the order of the numba kernels (bias, residual, activation), so a chunk has the bits of np.matmul on
+ * its rows and of the numba epilogue. Chunks depend only on the shape and the thread count (deterministic); the
+ * whole product may differ from one unsplit np.matmul by float32 rounding, as OpenBLAS picks its kernels by the
+ * number of rows. Built with -O3 -fno-trapping-math (the selects vectorize) and -ffp-contract=off (no fused
+ * multiply-adds), which change no value.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+#define MAX_WORKERS 15
+static int64_t spin_ns = 100000; /* a worker spins this long after its last job before it sleeps */
+
+typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                           const float *, int64_t, float, float *, int64_t);
+typedef void (*sgemm32_fn)(int, int, int, int32_t, int32_t, int32_t, float, const float *, int32_t,
+                           const float *, int32_t, float, float *, int32_t);
+
+static void *sgemm_ptr = NULL;
+static int sgemm_ilp64 = 1;
+
+typedef struct {
+    const float *a, *b, *bias, *add, *slopes;
+    float *out;
+    int64_t m, k, n, chunk;
+    int act;
+    float alpha;
+    atomic_long next;      /* next chunk to claim */
+    atomic_long done;      /* chunks finished */
+    atomic_int refs;       /* the caller and the workers holding it; the last one frees it */
+    long chunks;
+} Job;
+
+static void release(Job *job)
+{
+    if (atomic_fetch_sub(&job->refs, 1) == 1)
+        PyMem_RawFree(job);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static Job *volatile current = NULL;
+static atomic_long generation = 0;
+static atomic_int sleepers = 0;
+static int n_workers = 0;
+
+static void sgemm_rows(const Job *job, int64_t r0, int64_t rows)
+{
+    if (sgemm_ilp64)
+        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, job->n, job->k, 1.0f, job->a + r0 * job->k, job->k, job->b,
+                                job->n, 0.0f, job->out + r0 * job->n, job->n);
+    else
+        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)job->n, (int32_t)job->k, 1.0f,
+                                job->a + r0 * job->k, (int32_t)job->k, job->b, (int32_t)job->n, 0.0f,
+                                job->out + r0 * job->n, (int32_t)job->n);
+}
+
+static void epilogue(const Job *job, int64_t r0, int64_t rows)
+{
+    const int64_t n = job->n;
+    const int act = job->act;
+    const float *restrict bias = job->bias;
+    const float *restrict add = job->add ? job->add + r0 * n : NULL;
+    float *restrict y = job->out + r0 * n;
+    const float zero = 0.0f, six = 6.0f;
+    const int64_t total = rows * n;
+    if (bias)
+        for (int64_t i = 0; i < rows; i++) {
+            float *restrict row = y + i * n;
+            for (int64_t c = 0; c < n; c++)
+                row[c] += bias[c];
+        }
+    if (add)
+        for (int64_t j = 0; j < total; j++)
+            y[j] += add[j];
+    if (act == 1) {
+        for (int64_t j = 0; j < total; j++) {
+            float v = y[j];
+            y[j] = v < zero ? zero : v;
+        }
+    } else if (act == 2) {
+        for (int64_t j = 0; j < total; j++) {
+            float v = y[j];
+            v = v < zero ? zero : v;
+            y[j] = v > six ? six : v;
+        }
+    } else if (act == 3) {
+        /* v * 1 is v, bit for bit (NaN, -0 and infinities included); with -fno-trapping-math the select
+         * and the multiply vectorize */
+        const float alpha = job->alpha, one = 1.0f;
+        for (int64_t j = 0; j < total; j++) {
+            float v = y[j];
+            y[j] = v * (v < zero ? alpha : one);
+        }
+    } else if (act == 4) {
+        const float *restrict slopes = job->slopes;
+        const float one = 1.0f;
+        for (int64_t i = 0; i < rows; i++) {
+            float *restrict row = y + i * n;
+            for (int64_t c = 0; c < n; c++) {
+                float v = row[c], slope = slopes[c]; /* loaded unconditionally, so the loop vectorizes */
+                row[c] = v * (v < zero ? slope : one);
+            }
+        }
+    }
+}
+
+static void work(Job *job)
+{
+    for (;;) {
+        long c = atomic_fetch_add(&job->next, 1);
+        if (c >= job->chunks)
+            return;
+        int64_t r0 = c * job->chunk;
+        int64_t rows = job->m - r0 < job->chunk ? job->m - r0 : job->chunk;
+        sgemm_rows(job, r0, rows);
+        if (job->bias || job->add || job->act)
+            epilogue(job, r0, rows);
+        atomic_fetch_add(&job->done, 1);
+    }
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    long seen = atomic_load(&generation);
+    for (;;) {
+        int64_t idle_since = now_ns();
+        long g;
+        int spins = 0;
+        while ((g = atomic_load(&generation)) == seen) {
+            CPU_RELAX();
+            if (++spins % 64 == 0) {
+                sched_yield();
+                if (now_ns() - idle_since > spin_ns) {
+                    pthread_mutex_lock(&lock);
+                    atomic_fetch_add(&sleepers, 1);
+                    while (atomic_load(&generation) == seen)
+                        pthread_cond_wait(&wake, &lock);
+                    atomic_fetch_sub(&sleepers, 1);
+                    pthread_mutex_unlock(&lock);
+                }
+            }
+        }
+        seen = g;
+        pthread_mutex_lock(&lock);
+        Job *job = current; /* the job of generation g, or a later one; held while the caller has not let go */
+        if (job)
+            atomic_fetch_add(&job->refs, 1);
+        pthread_mutex_unlock(&lock);
+        if (job) {
+            work(job); /* touches the arrays only in the chunks it claims, which the caller waits for */
+            release(job);
+        }
+    }
+    return NULL;
+}
+
+static int start_workers(int wanted)
+{
+    if (wanted > MAX_WORKERS)
+        wanted = MAX_WORKERS;
+    while (n_workers < wanted) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, worker, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            return -1;
+        n_workers++;
+    }
+    return 0;
+}
+
+/* The product of one job on the caller and the workers; returns when every chunk is done. */
+static void run_job(Job *job)
+{
+    pthread_mutex_lock(&lock);
+    current = job;
+    atomic_fetch_add(&generation, 1);
+    if (atomic_load(&sleepers) > 0)
+        pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&lock);
+    work(job);
+    int spins = 0;
+    while (atomic_load(&job->done) < job->chunks) {
+        CPU_RELAX();
+        if (++spins % 64 == 0)
+            sched_yield();
+    }
+    pthread_mutex_lock(&lock);
+    if (current == job)
+        current = NULL;
+    pthread_mutex_unlock(&lock);
+    release(job);
+}
+
+static int float_matrix(PyObject *obj, Py_buffer *view, const char *what, int ndim_rows_cols, int64_t rows,
+                        int64_t cols)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0)
+        return -1;
+    int ok = view->format && strcmp(view->format, "f") == 0 && view->itemsize == 4;
+    if (ok && ndim_rows_cols == 2)
+        ok = view->ndim == 2 && view->shape[0] == rows && view->shape[1] == cols;
+    else if (ok)
+        ok = view->ndim == 1 && view->shape[0] == cols;
+    if (!ok) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "_gemm.matmul: %s must be a C-contiguous float32 array of the right shape",
+                     what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *gemm_configure(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    int ilp64;
+    long long spin_us = 100;
+    if (!PyArg_ParseTuple(args, "Kp|L", &address, &ilp64, &spin_us))
+        return NULL;
+    if (spin_us < 0) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.configure: spin_us must be at least 0");
+        return NULL;
+    }
+    sgemm_ptr = (void *)(uintptr_t)address;
+    sgemm_ilp64 = ilp64;
+    spin_ns = spin_us * 1000;
+    Py_RETURN_NONE;
+}
+
+/* matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add);
+ * act 0 linear, 1 relu, 2 relu6, 3 leaky relu (alpha), 4 prelu (one slope per column) */
+static PyObject *gemm_matmul(PyObject *self, PyObject *args)
+{
+    PyObject *oa, *ob, *oout, *obias, *oadd, *oslopes = Py_None;
+    int act, threads;
+    long long chunk;
+    float alpha = 0.0f;
+    if (!PyArg_ParseTuple(args, "OOOOOiiL|fO", &oa, &ob, &oout, &obias, &oadd, &act, &threads, &chunk, &alpha,
+                          &oslopes))
+        return NULL;
+    if (sgemm_ptr == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_gemm.matmul: no sgemm configured");
+        return NULL;
+    }
+    if (act < 0 || act > 4 || threads < 1 || chunk < 1 || (act == 4) != (oslopes != Py_None)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_gemm.matmul: act must be 0-4 (slopes given exactly for 4), threads and chunk_rows positive");
+        return NULL;
+    }
+    Py_buffer va, vb, vo, vbias, vadd, vslopes;
+    if (PyObject_GetBuffer(oa, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0)
+        return NULL;
+    if (va.ndim != 2 || !va.format || strcmp(va.format, "f") != 0) {
+        PyBuffer_Release(&va);
+        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: a must be a C-contiguous 2-D float32 array");
+        return NULL;
+    }
+    int64_t m = va.shape[0], k = va.shape[1];
+    if (PyObject_GetBuffer(ob, &vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) {
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    if (vb.ndim != 2 || !vb.format || strcmp(vb.format, "f") != 0 || vb.shape[0] != k) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: b must be a C-contiguous (k, n) float32 array");
+        return NULL;
+    }
+    int64_t n = vb.shape[1];
+    int have_bias = obias != Py_None, have_add = oadd != Py_None;
+    if (PyObject_GetBuffer(oout, &vo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        return NULL;
+    }
+    if (vo.ndim != 2 || !vo.format || strcmp(vo.format, "f") != 0 || vo.shape[0] != m || vo.shape[1] != n) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
+        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: out must be a writable C-contiguous (m, n) float32 array");
+        return NULL;
+    }
+    if (have_bias && float_matrix(obias, &vbias, "bias", 1, 0, n) < 0) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
+        return NULL;
+    }
+    if (have_add && float_matrix(oadd, &vadd, "add", 2, m, n) < 0) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
+        if (have_bias)
+            PyBuffer_Release(&vbias);
+        return NULL;
+    }
+    int have_slopes = oslopes != Py_None;
+    if (have_slopes && float_matrix(oslopes, &vslopes, "slopes", 1, 0, n) < 0) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
+        if (have_bias)
+            PyBuffer_Release(&vbias);
+        if (have_add)
+            PyBuffer_Release(&vadd);
+        return NULL;
+    }
+    Job *job = PyMem_RawMalloc(sizeof(Job));
+    if (job == NULL) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
+        if (have_bias)
+            PyBuffer_Release(&vbias);
+        if (have_add)
+            PyBuffer_Release(&vadd);
+        if (have_slopes)
+            PyBuffer_Release(&vslopes);
+        return PyErr_NoMemory();
+    }
+    job->a = va.buf;
+    job->b = vb.buf;
+    job->out = vo.buf;
+    job->bias = have_bias ? vbias.buf : NULL;
+    job->add = have_add ? vadd.buf : NULL;
+    job->slopes = have_slopes ? vslopes.buf : NULL;
+    job->alpha = alpha;
+    job->m = m;
+    job->k = k;
+    job->n = n;
+    job->act = act;
+    job->chunk = chunk;
+    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+    atomic_init(&job->next, 0);
+    atomic_init(&job->done, 0);
+    atomic_init(&job->refs, 1);
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (threads > 1 && job->chunks > 1) {
+        pthread_mutex_lock(&lock);
+        failed = start_workers(threads - 1);
+        pthread_mutex_unlock(&lock);
+    }
+    if (threads > 1 && job->chunks > 1 && !failed) {
+        run_job(job);
+    } else {
+        work(job);
+        release(job);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&vo);
+    if (have_bias)
+        PyBuffer_Release(&vbias);
+    if (have_add)
+        PyBuffer_Release(&vadd);
+    if (have_slopes)
+        PyBuffer_Release(&vslopes);
+    Py_RETURN_NONE;
+}
+
+static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_FromLong(n_workers); }
+
+static PyMethodDef methods[] = {
+    {"configure", gemm_configure, METH_VARARGS, "configure(sgemm_address, ilp64, spin_us=100): the cblas_sgemm to call; how long idle workers spin"},
+    {"matmul", gemm_matmul, METH_VARARGS,
+     "matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add)"},
+    {"workers", gemm_workers, METH_NOARGS, "workers(): native worker threads started so far"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gemm", "float32 products split over native threads",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__gemm(void) { return PyModule_Create(&module); }

@@ -1,0 +1,116 @@
+"""Matrix products split over native threads (the optional C module ``ndflow.backends.cpu._gemm``).
+
+:mod:`.parallel` splits products over Python threads, whose wake-up costs about 70 us here: only products
+of 40 MFLOP or more gain from it, and the MobileNet-style models' 1x1 convolutions (2-20 MFLOP each) ran on
+one core. The C module's workers wait spinning for a while, so a split costs a few microseconds; the rows
+go in chunks that whoever is free claims, so a worker the OS does not run costs nothing (the caller does
+its chunks). Each chunk is one ``cblas_sgemm`` of numpy's own OpenBLAS (found in ``numpy.libs``) followed
+by the convolution epilogue (bias, residual, relu/relu6/leaky relu/PReLU): a chunk has the bits of
+``np.matmul`` on its rows and of the numba epilogue, and a product's chunks depend only on its shape and the
+thread count, so results are deterministic. A whole product can differ from one unsplit ``np.matmul`` by
+float32 rounding (OpenBLAS picks its kernels by the number of rows), as the Python split's does.
+
+Flag ``CPU_NATIVE_SPLIT`` (default on where the module was built and numpy's OpenBLAS found) turns it off.
+Products under ``MIN_FLOPS`` run unsplit, as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+from typing import Any
+
+import numpy as np
+
+from ...core.flags import env
+
+#: Products below this many floating-point operations are not split (about 15 us of work on one core).
+MIN_FLOPS = 1_500_000
+
+#: Chunks per thread: enough that a late worker leaves little for the caller to wait for.
+CHUNKS_PER_THREAD = 4
+
+#: How long an idle worker spins before it sleeps (a model's next product usually comes within that).
+SPIN_US = 100
+
+# (symbol, 64-bit integers): numpy's OpenBLAS builds name cblas_sgemm with a prefix and suffix
+_SYMBOLS = (
+    ("scipy_cblas_sgemm64_", True),
+    ("cblas_sgemm64_", True),
+    ("scipy_cblas_sgemm", False),
+    ("cblas_sgemm", False),
+)
+
+_state: dict[str, Any] = {"module": None, "tried": False, "why": ""}
+
+env().register_flag("CPU_NATIVE_SPLIT", lambda: True)
+
+
+def _load() -> Any:
+    """The configured C module, or None (not built, or no OpenBLAS cblas_sgemm in numpy.libs)."""
+    if _state["tried"]:
+        return _state["module"]
+    _state["tried"] = True
+    try:
+        from . import _gemm  # type: ignore[attr-defined]
+    except ImportError as exc:
+        _state["why"] = f"the C module is not built ({exc})"
+        return None
+    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name, ilp64 in _SYMBOLS:
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                _gemm.configure(ctypes.cast(fn, ctypes.c_void_p).value, ilp64, SPIN_US)
+                _state["module"] = _gemm
+                _state["lib"] = lib  # keep the library loaded
+                return _gemm
+    _state["why"] = "numpy's OpenBLAS (numpy.libs) was not found"
+    return None
+
+
+def status() -> str:
+    """Whether native splits run, and why not."""
+    module = _load()
+    if module is None:
+        return f"off: {_state['why']}"
+    if not env().get("CPU_NATIVE_SPLIT"):
+        return "off: flag CPU_NATIVE_SPLIT is false"
+    return f"on ({module.workers()} worker threads started)"
+
+
+def matmul_into(
+    a: np.ndarray,
+    b: np.ndarray,
+    out: np.ndarray,
+    threads: int,
+    bias: np.ndarray | None = None,
+    add: np.ndarray | None = None,
+    act: int = 0,
+    alpha: float = 0.0,
+    slopes: np.ndarray | None = None,
+) -> bool:
+    """``out = act(a @ b + bias + add)`` for C-contiguous float32 2-D ``a``, ``b``, ``out`` (``add``: like
+    ``out``; ``bias``, ``slopes``: one value per column), split over ``threads`` when the product is large
+    enough. ``act``: the jit's activation codes 0 linear, 1 relu, 2 relu6, 3 leaky relu (``alpha``), 4 prelu
+    (``slopes``). False, with nothing written, where it does not apply (the caller computes)."""
+    if threads < 2 or act not in (0, 1, 2, 3, 4) or (act == 4 and slopes is None):
+        return False
+    m, k = a.shape
+    n = b.shape[1]
+    if 2 * m * k * n < MIN_FLOPS or m < 32:
+        return False
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT"):
+        return False
+    arrays = (a, b, out, *(x for x in (bias, add, slopes) if x is not None))
+    if any(x.dtype != np.float32 or not x.flags.c_contiguous for x in arrays):
+        return False
+    chunk = max(16, -(-m // (threads * CHUNKS_PER_THREAD)))
+    module.matmul(a, b, out, bias, add, act, threads, chunk, float(alpha), slopes if act == 4 else None)
+    return True
