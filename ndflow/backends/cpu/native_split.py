@@ -31,6 +31,9 @@ MIN_FLOPS = 1_500_000
 #: Chunks per thread: enough that a late worker leaves little for the caller to wait for.
 CHUNKS_PER_THREAD = 4
 
+#: The epilogue activations of the C module (the jit's codes): linear, relu, relu6, leaky relu, PReLU.
+ACTS = (0, 1, 2, 3, 4)
+
 #: How long an idle worker spins before it sleeps (a model's next product usually comes within that).
 SPIN_US = 100
 
@@ -99,7 +102,7 @@ def matmul_into(
     ``out``; ``bias``, ``slopes``: one value per column), split over ``threads`` when the product is large
     enough. ``act``: the jit's activation codes 0 linear, 1 relu, 2 relu6, 3 leaky relu (``alpha``), 4 prelu
     (``slopes``). False, with nothing written, where it does not apply (the caller computes)."""
-    if threads < 2 or act not in (0, 1, 2, 3, 4) or (act == 4 and slopes is None):
+    if threads < 2 or act not in ACTS or (act == 4 and slopes is None):
         return False
     m, k = a.shape
     n = b.shape[1]

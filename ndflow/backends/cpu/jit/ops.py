@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import native_split
 from .. import parallel as cpu_parallel
 from . import ACTIVATION_CODES, kernels, parallel
 
@@ -428,8 +429,28 @@ def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | 
 
     # Large convolutions over the cores (ndflow's threads, cpu/parallel.py): the compiled code releases the GIL.
     parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
+    if parts == 1 and _blocked_native(route, k, xc, w2, y, ep_args, rows * out_w * n_cols):
+        return y.reshape(route.out_shape)
     cpu_parallel.run_spans(span, rows, parts)
     return y.reshape(route.out_shape)
+
+
+def _blocked_native(route: Route, k, x: np.ndarray, w2: np.ndarray, y: np.ndarray, ep_args, size: int) -> bool:
+    """A blocked convolution too small for ndflow's Python threads but worth splitting natively
+    (:mod:`..native_split`): im2col of every output row into the reused buffer, then one split product with
+    the epilogue. False, with nothing written, where that does not apply (the caller runs the blocks)."""
+    threads = cpu_parallel.threads()
+    if threads < 2 or 4 * size > SCRATCH_MAX_BYTES or 2 * route.work < native_split.MIN_FLOPS:
+        return False
+    if ep_args is not None and ep_args[2] not in native_split.ACTS:
+        return False
+    cols = _scratch_cols(y.shape[0], w2.shape[0])
+    k.im2col2d(x, cols, *route.static, 0, route.out_shape[0] * route.out_shape[1])
+    if ep_args is None:
+        return native_split.matmul_into(cols, w2, y, threads)
+    bias, add, act, alpha, slopes = ep_args
+    bias, add, slopes = (v if v.size else None for v in (bias, add, slopes))
+    return native_split.matmul_into(cols, w2, y, threads, bias, add, act, alpha, slopes)
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
