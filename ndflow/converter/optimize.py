@@ -10,7 +10,8 @@
    until they meet another Transpose and cancel (ONNX-converted models), then identities go again;
 5. zero Pad nodes before convolutions become the convolutions' explicit padding (``canon``);
 6. fusion (``fuse.fuse_products``): convolutions and matrix products absorb the constant bias,
-   scale and batch-norm nodes after them and one activation.
+   scale and batch-norm nodes after them and one activation;
+7. hard swish (``hard_swish``): ``x * relu6(x + 3) * c`` becomes one node.
 
 The original graph stays: ``GraphModel`` runs it instead when a request needs a node the optimized graph
 no longer has (an intermediate output, an input fed in the middle of a fused chain) or feeds a node whose
@@ -28,13 +29,14 @@ from ..core.tensor import Tensor
 from .canon import canonical_clips, canonical_prelu, pads_into_convs
 from .fold import fold_constants, remove_identities
 from .fuse import fuse_products
+from .hard_swish import fuse_hard_swish
 from .plan import Graph, is_control_flow
 from .rewrite import Rewriter, Stats
 from .transpose import sink_transposes
 
 env().register_flag("GRAPH_MODEL_OPTIMIZE", lambda: True)
 
-PASSES = ("fold", "identity", "canon", "transpose", "pad", "fuse")
+PASSES = ("fold", "identity", "canon", "transpose", "pad", "fuse", "hard_swish")
 
 
 @dataclass
@@ -82,6 +84,8 @@ def optimize_graph(graph: Graph, weights: Mapping[str, Tensor], passes: tuple[st
             pads_into_convs(rw)
         if "fuse" in passes:
             fuse_products(rw)
+        if "hard_swish" in passes:
+            fuse_hard_swish(rw)
         optimized = rw.to_graph()
     except BaseException:
         for t in rw.new_weights.values():

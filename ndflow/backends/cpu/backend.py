@@ -6,6 +6,7 @@ import contextvars
 import ctypes
 import glob
 import os
+from collections.abc import Iterator
 from threading import get_ident
 from typing import Any
 
@@ -18,16 +19,21 @@ from ...core.flags import env
 _BLAS: dict[str, Any] = {}
 
 
+def numpy_openblas_libraries() -> Iterator[ctypes.CDLL]:
+    """The OpenBLAS libraries bundled with numpy's wheel (``numpy.libs``), loaded; none for another BLAS."""
+    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
+        try:
+            yield ctypes.CDLL(path)
+        except OSError:
+            continue
+
+
 def _openblas() -> tuple[Any, Any] | None:
     """numpy's bundled OpenBLAS ``(set_num_threads, get_num_threads)``, or None (another BLAS)."""
     if "lib" not in _BLAS:
         _BLAS["lib"] = None
-        folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-        for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
+        for lib in numpy_openblas_libraries():
             for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
                 setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
                 getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)

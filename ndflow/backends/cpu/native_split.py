@@ -17,8 +17,6 @@ Products under ``MIN_FLOPS`` run unsplit, as before.
 from __future__ import annotations
 
 import ctypes
-import glob
-import os
 from typing import Any
 
 import numpy as np
@@ -60,12 +58,9 @@ def _load() -> Any:
     except ImportError as exc:
         _state["why"] = f"the C module is not built ({exc})"
         return None
-    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    from .backend import numpy_openblas_libraries
+
+    for lib in numpy_openblas_libraries():
         for name, ilp64 in _SYMBOLS:
             fn = getattr(lib, name, None)
             if fn is not None:

@@ -228,18 +228,35 @@ static void run_job(Job *job)
     release(job);
 }
 
-static int float_matrix(PyObject *obj, Py_buffer *view, const char *what, int ndim_rows_cols, int64_t rows,
-                        int64_t cols)
+/* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
+enum { A_, B_, OUT_, BIAS_, ADD_, SLOPES_, N_ARRAYS };
+
+typedef struct {
+    Py_buffer view[N_ARRAYS];
+    int held[N_ARRAYS];
+} Arrays;
+
+static void release_arrays(Arrays *arrays)
 {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0)
+    for (int i = 0; i < N_ARRAYS; i++)
+        if (arrays->held[i])
+            PyBuffer_Release(&arrays->view[i]);
+}
+
+/* Take array ``i`` (a C-contiguous float32 array of ``ndim`` dims; ``rows``/``cols`` checked where >= 0). */
+static int take(Arrays *arrays, int i, PyObject *obj, const char *what, int ndim, int64_t rows, int64_t cols)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | (i == OUT_ ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &arrays->view[i], flags) < 0)
         return -1;
-    int ok = view->format && strcmp(view->format, "f") == 0 && view->itemsize == 4;
-    if (ok && ndim_rows_cols == 2)
-        ok = view->ndim == 2 && view->shape[0] == rows && view->shape[1] == cols;
+    arrays->held[i] = 1;
+    Py_buffer *v = &arrays->view[i];
+    int ok = v->format && strcmp(v->format, "f") == 0 && v->itemsize == 4 && v->ndim == ndim;
+    if (ok && ndim == 2)
+        ok = (rows < 0 || v->shape[0] == rows) && (cols < 0 || v->shape[1] == cols);
     else if (ok)
-        ok = view->ndim == 1 && view->shape[0] == cols;
+        ok = cols < 0 || v->shape[0] == cols;
     if (!ok) {
-        PyBuffer_Release(view);
         PyErr_Format(PyExc_ValueError, "_gemm.matmul: %s must be a C-contiguous float32 array of the right shape",
                      what);
         return -1;
@@ -284,83 +301,35 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
                         "_gemm.matmul: act must be 0-4 (slopes given exactly for 4), threads and chunk_rows positive");
         return NULL;
     }
-    Py_buffer va, vb, vo, vbias, vadd, vslopes;
-    if (PyObject_GetBuffer(oa, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0)
-        return NULL;
-    if (va.ndim != 2 || !va.format || strcmp(va.format, "f") != 0) {
-        PyBuffer_Release(&va);
-        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: a must be a C-contiguous 2-D float32 array");
+    Arrays arrays = {0};
+    if (take(&arrays, A_, oa, "a", 2, -1, -1) < 0) {
+        release_arrays(&arrays);
         return NULL;
     }
-    int64_t m = va.shape[0], k = va.shape[1];
-    if (PyObject_GetBuffer(ob, &vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) {
-        PyBuffer_Release(&va);
+    int64_t m = arrays.view[A_].shape[0], k = arrays.view[A_].shape[1];
+    if (take(&arrays, B_, ob, "b", 2, k, -1) < 0) {
+        release_arrays(&arrays);
         return NULL;
     }
-    if (vb.ndim != 2 || !vb.format || strcmp(vb.format, "f") != 0 || vb.shape[0] != k) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: b must be a C-contiguous (k, n) float32 array");
-        return NULL;
-    }
-    int64_t n = vb.shape[1];
-    int have_bias = obias != Py_None, have_add = oadd != Py_None;
-    if (PyObject_GetBuffer(oout, &vo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        return NULL;
-    }
-    if (vo.ndim != 2 || !vo.format || strcmp(vo.format, "f") != 0 || vo.shape[0] != m || vo.shape[1] != n) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vo);
-        PyErr_SetString(PyExc_ValueError, "_gemm.matmul: out must be a writable C-contiguous (m, n) float32 array");
-        return NULL;
-    }
-    if (have_bias && float_matrix(obias, &vbias, "bias", 1, 0, n) < 0) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vo);
-        return NULL;
-    }
-    if (have_add && float_matrix(oadd, &vadd, "add", 2, m, n) < 0) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vo);
-        if (have_bias)
-            PyBuffer_Release(&vbias);
-        return NULL;
-    }
-    int have_slopes = oslopes != Py_None;
-    if (have_slopes && float_matrix(oslopes, &vslopes, "slopes", 1, 0, n) < 0) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vo);
-        if (have_bias)
-            PyBuffer_Release(&vbias);
-        if (have_add)
-            PyBuffer_Release(&vadd);
+    int64_t n = arrays.view[B_].shape[1];
+    if (take(&arrays, OUT_, oout, "out", 2, m, n) < 0 ||
+        (obias != Py_None && take(&arrays, BIAS_, obias, "bias", 1, -1, n) < 0) ||
+        (oadd != Py_None && take(&arrays, ADD_, oadd, "add", 2, m, n) < 0) ||
+        (oslopes != Py_None && take(&arrays, SLOPES_, oslopes, "slopes", 1, -1, n) < 0)) {
+        release_arrays(&arrays);
         return NULL;
     }
     Job *job = PyMem_RawMalloc(sizeof(Job));
     if (job == NULL) {
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vo);
-        if (have_bias)
-            PyBuffer_Release(&vbias);
-        if (have_add)
-            PyBuffer_Release(&vadd);
-        if (have_slopes)
-            PyBuffer_Release(&vslopes);
+        release_arrays(&arrays);
         return PyErr_NoMemory();
     }
-    job->a = va.buf;
-    job->b = vb.buf;
-    job->out = vo.buf;
-    job->bias = have_bias ? vbias.buf : NULL;
-    job->add = have_add ? vadd.buf : NULL;
-    job->slopes = have_slopes ? vslopes.buf : NULL;
+    job->a = arrays.view[A_].buf;
+    job->b = arrays.view[B_].buf;
+    job->out = arrays.view[OUT_].buf;
+    job->bias = arrays.held[BIAS_] ? arrays.view[BIAS_].buf : NULL;
+    job->add = arrays.held[ADD_] ? arrays.view[ADD_].buf : NULL;
+    job->slopes = arrays.held[SLOPES_] ? arrays.view[SLOPES_].buf : NULL;
     job->alpha = alpha;
     job->m = m;
     job->k = k;
@@ -385,15 +354,7 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         release(job);
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&va);
-    PyBuffer_Release(&vb);
-    PyBuffer_Release(&vo);
-    if (have_bias)
-        PyBuffer_Release(&vbias);
-    if (have_add)
-        PyBuffer_Release(&vadd);
-    if (have_slopes)
-        PyBuffer_Release(&vslopes);
+    release_arrays(&arrays);
     Py_RETURN_NONE;
 }
 

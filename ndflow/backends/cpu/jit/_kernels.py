@@ -246,6 +246,27 @@ def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compi
                 yr[c] = xr[c]
 
 
+@njit(cache=True, nogil=True)
+def hard_swish(x, y, three, scale, scale_first):  # pragma: no cover - compiled
+    """``y = (x * scale) * relu6(x + three)`` (``scale_first``) or ``(x * relu6(x + three)) * scale`` over flat
+    float32 arrays: the float32 operations of the four element-wise ops, in their order."""
+    zero, six = np.float32(0), np.float32(6)
+    if scale_first:
+        for i in range(x.size):
+            v = x[i]
+            t = v + three
+            t = zero if t < zero else t
+            t = six if t > six else t
+            y[i] = (v * scale) * t
+    else:
+        for i in range(x.size):
+            v = x[i]
+            t = v + three
+            t = zero if t < zero else t
+            t = six if t > six else t
+            y[i] = (v * t) * scale
+
+
 # ----------------------------------------------------------------------------- pooling
 
 

@@ -63,10 +63,11 @@ def _adopt(values, dtype: str):
 
 
 def register_forwarders() -> None:
-    """Register a forwarder for every cpu kernel that has no GPU program."""
+    """Register a forwarder for every cpu kernel that has no GPU program (but the ``_Ndflow*`` fusions of the
+    graph optimizer, whose mappers run their ops instead where the backend lacks the kernel)."""
     webgpu = kernel_table("webgpu")
     for name, config in kernel_table("cpu").items():
-        if name not in webgpu and name not in GPU_KERNELS:
+        if name not in webgpu and name not in GPU_KERNELS and not name.startswith("_Ndflow"):
             register_kernel(name, "webgpu", forwarder(name, config.kernel_func))
             FORWARDED.add(name)
 
