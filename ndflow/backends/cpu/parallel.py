@@ -13,6 +13,7 @@ process may run on, 1 turns the split off. Work under ``MIN_SPLIT_FLOPS`` is not
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,7 +32,9 @@ MIN_SPLIT_FLOPS = 40_000_000
 _POOL: dict[str, Any] = {"executor": None, "workers": 0}
 
 
+@functools.cache
 def _cores() -> int:
+    """The cores this process may run on, read once (a system call: 1-3 us, asked on every product)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux

@@ -141,8 +141,9 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         y = np.empty((rows, channels), dtype=np.float32)
         xr, wr = x.reshape(rows, depth), w.reshape(depth, channels)
         args = None if ep.is_identity else ep.args(arrays, channels, y.shape)
-        parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
-        if _native(xr, wr, y, args, cpu_parallel.threads()):
+        threads = cpu_parallel.threads()
+        parts = threads if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
+        if 2 * route.work >= native_split.MIN_FLOPS and _native(xr, wr, y, args, threads):
             pass
         elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
 
