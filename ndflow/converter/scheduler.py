@@ -182,11 +182,11 @@ class Schedule:
     def _run_island(self, island: Island, made: list[list]) -> None:
         """Run an island's program on the tensors it reads (all there: the schedule waited for them), put
         its exports into the tensor map as the static part's, and free what it was the last to read."""
-        if not self._plain():
+        ctx, tensor_map = self.ctx, self.tensor_map
+        if ctx.current_context_id != "":
             raise RuntimeError(f"graph model: {island.name} was scheduled inside a loop frame")
-        tensor_map = self.tensor_map
-        feeds = {(src, i): tensor_map[src][i] for src, i in island.feeds}
-        exported = island.program.run_exports(feeds, island.exports, self.ctx, self.to_keep)
+        feeds = {(src, i): get_tensor(src, i, tensor_map, ctx) for src, i in island.feeds}
+        exported = island.program.run_exports(feeds, island.exports, ctx, self.to_keep)
         made.extend(exported.values())
         self.tensor_map.update(exported)
         counts, out_set = self.counts, self.out_set

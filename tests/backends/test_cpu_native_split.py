@@ -191,3 +191,21 @@ def test_parallel_matmul_uses_it_for_float32():
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-4)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     np.testing.assert_array_equal(cpu_parallel.matmul(a64, b64), a64 @ b64)  # float64: numpy's product
+
+
+@needs_module
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_forked_child_splits_with_fresh_workers():
+    """After a fork the child has none of the parent's workers (nor a lock one of them held): it starts its own."""
+    import os
+
+    a, b = RNG.standard_normal((600, 64)).astype(np.float32), RNG.standard_normal((64, 48)).astype(np.float32)
+    out = np.empty((600, 48), np.float32)
+    assert native_split.matmul_into(a, b, out, 2)  # the parent's workers exist now
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's result is its exit code
+        child = np.empty((600, 48), np.float32)
+        ok = native_split.matmul_into(a, b, child, 2) and np.array_equal(child, out)
+        os._exit(0 if ok else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -187,6 +187,16 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* In a forked child the workers are gone (and a worker may have held the lock at the fork): start afresh. */
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&wake, NULL);
+    current = NULL;
+    atomic_store(&sleepers, 0);
+    n_workers = 0;
+}
+
 static int start_workers(int wanted)
 {
     if (wanted > MAX_WORKERS)
@@ -371,4 +381,8 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gemm", "float32 products split over native threads",
                                     -1, methods};
 
-PyMODINIT_FUNC PyInit__gemm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__gemm(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+    return PyModule_Create(&module);
+}
