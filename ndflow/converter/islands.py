@@ -25,8 +25,9 @@ tensors are looked up by handle).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.tensor import Tensor
 from .plan import HASH_TABLE_OPS, Graph, Subgraph, compile_plan, is_control_flow, is_dynamic
@@ -57,24 +58,32 @@ class Island:
     free_sources: list[str] = field(default_factory=list)
 
 
-def _frame_depths(graph: Graph, used: set[str]) -> dict[str, int]:
-    """Per used node, the loop depth of its outputs (``Enter`` +1, ``Exit`` -1); loops converge in a few
-    passes over the back edges of ``NextIteration``."""
-    depth = {n: 0 for n in used}
-    nodes = graph.nodes
+def _fixpoint(graph: Graph, used: set[str], values: dict[str, Any], step: Callable[[str], Any]) -> dict[str, Any]:
+    """Fill ``values`` (every used node's starting value) with ``step(name)``, which reads ``values``, in graph
+    order until nothing changes: loops' back edges (``NextIteration``) converge in a few passes."""
+    order = [n for n in graph.nodes if n in used]
     for _ in range(64):
         changed = False
-        for name in used:
-            deps = [depth[s] for s, _ in graph.deps[name] if s in used]
-            d = max(deps, default=0)
-            op = nodes[name].op
-            d = d + 1 if op == "Enter" else max(d - 1, 0) if op == "Exit" else d
-            if d != depth[name]:
-                depth[name] = d
+        for name in order:
+            new = step(name)
+            if new != values[name]:
+                values[name] = new
                 changed = True
         if not changed:
             break
-    return depth
+    return values
+
+
+def _frame_depths(graph: Graph, used: set[str]) -> dict[str, int]:
+    """Per used node, the loop depth of its outputs (``Enter`` +1, ``Exit`` -1)."""
+    nodes, depth = graph.nodes, dict.fromkeys(used, 0)
+
+    def step(name: str) -> int:
+        d = max((depth[s] for s, _ in graph.deps[name] if s in used), default=0)
+        op = nodes[name].op
+        return d + 1 if op == "Enter" else max(d - 1, 0) if op == "Exit" else d
+
+    return _fixpoint(graph, used, depth, step)
 
 
 Condition = frozenset[tuple[str, int]] | None  # (predicate tensor, port) pairs, all needed
@@ -108,7 +117,6 @@ def _conditions(graph: Graph, used: set[str]) -> dict[str, Condition]:
         if nodes[n].op == "Switch" and len(graph.deps[n]) > 1 and nodes[graph.deps[n][1][0]].op != "LoopCond"
     }
     conditions: dict[str, Condition] = dict.fromkeys(used, frozenset())
-    order = [n for n in graph.nodes if n in used]
 
     def of(src: str, port: int, control: bool) -> Condition:
         c = conditions[src]
@@ -116,44 +124,32 @@ def _conditions(graph: Graph, used: set[str]) -> dict[str, Condition]:
             return c
         return None if control else c | {(cond_switch[src], port)}
 
-    for _ in range(64):
-        changed = False
-        for name in order:
-            node = nodes[name]
-            data = set(node.inputs)
-            found = [of(s, i, (s, i) not in data) for s, i in graph.deps[name] if s in used]
-            if node.op == "Merge":
-                new = _merged([of(s, i, False) for s, i in node.inputs if s in used])
-            elif any(c is None for c in found):
-                new = None
-            else:
-                new = frozenset().union(*found) if found else frozenset()
-            if new != conditions[name]:
-                conditions[name] = new
-                changed = True
-        if not changed:
-            break
-    return conditions
+    def step(name: str) -> Condition:
+        node = nodes[name]
+        if node.op == "Merge":
+            return _merged([of(s, i, False) for s, i in node.inputs if s in used])
+        data = set(node.inputs)
+        found = [of(s, i, (s, i) not in data) for s, i in graph.deps[name] if s in used]
+        if any(c is None for c in found):
+            return None
+        return frozenset().union(*found) if found else frozenset()
+
+    return _fixpoint(graph, used, conditions, step)
 
 
 def _boundary_ancestors(graph: Graph, used: set[str], boundary: set[str]) -> dict[str, int]:
-    """Per used node, its boundary ancestors as a bit set (fixpoint over the loops' back edges)."""
+    """Per used node, its boundary ancestors as a bit set."""
     bit = {n: 1 << i for i, n in enumerate(sorted(boundary))}
     anc = dict.fromkeys(used, 0)
-    order = [n for n in graph.nodes if n in used]
-    for _ in range(64):
-        changed = False
-        for name in order:
-            value = 0
-            for src, _ in graph.deps[name]:
-                if src in used:
-                    value |= anc[src] | bit.get(src, 0)
-            if value != anc[name]:
-                anc[name] = value
-                changed = True
-        if not changed:
-            break
-    return anc
+
+    def step(name: str) -> int:
+        value = 0
+        for src, _ in graph.deps[name]:
+            if src in used:
+                value |= anc[src] | bit.get(src, 0)
+        return value
+
+    return _fixpoint(graph, used, anc, step)
 
 
 def find_islands(
