@@ -15,6 +15,7 @@ import numpy as np
 from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
+from . import malloc_tuning
 
 _BLAS: dict[str, Any] = {}
 
@@ -104,6 +105,7 @@ class CPUBackend(RefCountedStore, Backend):
     def __init__(self) -> None:
         self.data: dict[int, _Record] = {}
         set_blas_threads(env().get("CPU_BLAS_THREADS"))
+        malloc_tuning.apply(env().get("CPU_KEEP_MEMORY"))
 
     # -- data store ------------------------------------------------------------------------------
     def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:

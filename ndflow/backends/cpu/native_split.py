@@ -10,6 +10,9 @@ by the convolution epilogue (bias, residual, relu/relu6/leaky relu/PReLU): a chu
 thread count, so results are deterministic. A whole product can differ from one unsplit ``np.matmul`` by
 float32 rounding (OpenBLAS picks its kernels by the number of rows), as the Python split's does.
 
+The same workers run other kernels whose output rows are independent (:func:`run_rows`): the depthwise
+convolutions, whose rows numba compiles as C callbacks (``jit/_dw_rows.py``).
+
 Flag ``CPU_NATIVE_SPLIT`` (default on where the module was built and numpy's OpenBLAS found) turns it off.
 Products under ``MIN_FLOPS`` run unsplit, as before.
 """
@@ -111,4 +114,24 @@ def matmul_into(
         return False
     chunk = max(16, -(-m // (threads * CHUNKS_PER_THREAD)))
     module.matmul(a, b, out, bias, add, act, threads, chunk, float(alpha), slopes if act == 4 else None)
+    return True
+
+
+def available() -> bool:
+    """Whether the native workers can run now (module built, OpenBLAS found, flag on)."""
+    return _load() is not None and bool(env().get("CPU_NATIVE_SPLIT"))
+
+
+def run_rows(
+    address: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int, chunks_per_thread: int = 4
+) -> bool:
+    """``fn(ctx, r0, r1)`` (the C function at ``address``) over ``rows`` output rows, in chunks shared by the
+    caller and ``threads - 1`` workers; the context holds ``arrays`` (C-contiguous float32, at most 4-D; the
+    caller sees that those written are writable), ``ints`` and ``reals`` (the C module's slot layout). False,
+    with nothing run, where the workers are not available."""
+    module = _load()
+    if module is None or threads < 2 or not env().get("CPU_NATIVE_SPLIT"):
+        return False
+    chunk = max(1, -(-rows // (threads * chunks_per_thread)))
+    module.run_rows(address, arrays, ints, reals, rows, chunk, threads)
     return True

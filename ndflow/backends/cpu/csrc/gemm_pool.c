@@ -10,6 +10,11 @@
  * (an atomic counter). A worker that the OS has not scheduled claims nothing, and the caller does every chunk
  * itself: never slower than one thread, save the few chunks a worker claimed and is still running.
  *
+ * Row jobs (run_rows): the same pool runs any kernel that computes independent output rows, given as a C function
+ * ``fn(ctx, r0, r1)`` (the depthwise convolutions' rows, compiled by numba as C callbacks) and a context of 64
+ * 64-bit slots: the arrays' data pointers (0-7), their shapes (8-39, four slots per array), integers (40-55)
+ * and doubles (56-63). A row's values do not depend on which thread computes it.
+ *
  * Results: each chunk is one cblas_sgemm call on its rows (the library's single-threaded kernel), then the
  * epilogue in the order of the numba kernels (bias, residual, activation), so a chunk has the bits of np.matmul on
  * its rows and of the numba epilogue. Chunks depend only on the shape and the thread count (deterministic); the
@@ -43,7 +48,16 @@ typedef void (*sgemm32_fn)(int, int, int, int32_t, int32_t, int32_t, float, cons
 static void *sgemm_ptr = NULL;
 static int sgemm_ilp64 = 1;
 
+#define CTX_SLOTS 64
+#define CTX_ARRAYS 8
+#define CTX_SHAPES 8
+#define CTX_INTS 40
+#define CTX_REALS 56
+typedef void (*rows_fn)(int64_t *ctx, int64_t r0, int64_t r1);
+
 typedef struct {
+    rows_fn rows;          /* a row job's kernel (NULL: a matrix product) */
+    int64_t ctx[CTX_SLOTS];
     const float *a, *b, *bias, *add, *slopes;
     float *out;
     int64_t m, k, n, chunk;
@@ -137,9 +151,13 @@ static void work(Job *job)
             return;
         int64_t r0 = c * job->chunk;
         int64_t rows = job->m - r0 < job->chunk ? job->m - r0 : job->chunk;
-        sgemm_rows(job, r0, rows);
-        if (job->bias || job->add || job->act)
-            epilogue(job, r0, rows);
+        if (job->rows) {
+            job->rows(job->ctx, r0, r0 + rows);
+        } else {
+            sgemm_rows(job, r0, rows);
+            if (job->bias || job->add || job->act)
+                epilogue(job, r0, rows);
+        }
         atomic_fetch_add(&job->done, 1);
     }
 }
@@ -238,6 +256,28 @@ static void run_job(Job *job)
     release(job);
 }
 
+/* Run a built job (its counters set here) on ``threads`` threads, the GIL released; frees it. */
+static void dispatch(Job *job, int threads)
+{
+    atomic_init(&job->next, 0);
+    atomic_init(&job->done, 0);
+    atomic_init(&job->refs, 1);
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (threads > 1 && job->chunks > 1) {
+        pthread_mutex_lock(&lock);
+        failed = start_workers(threads - 1);
+        pthread_mutex_unlock(&lock);
+    }
+    if (threads > 1 && job->chunks > 1 && !failed) {
+        run_job(job);
+    } else {
+        work(job);
+        release(job);
+    }
+    Py_END_ALLOW_THREADS
+}
+
 /* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
 enum { A_, B_, OUT_, BIAS_, ADD_, SLOPES_, N_ARRAYS };
 
@@ -334,6 +374,7 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         release_arrays(&arrays);
         return PyErr_NoMemory();
     }
+    job->rows = NULL;
     job->a = arrays.view[A_].buf;
     job->b = arrays.view[B_].buf;
     job->out = arrays.view[OUT_].buf;
@@ -347,24 +388,81 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
     job->act = act;
     job->chunk = chunk;
     job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
-    atomic_init(&job->next, 0);
-    atomic_init(&job->done, 0);
-    atomic_init(&job->refs, 1);
-    int failed = 0;
-    Py_BEGIN_ALLOW_THREADS
-    if (threads > 1 && job->chunks > 1) {
-        pthread_mutex_lock(&lock);
-        failed = start_workers(threads - 1);
-        pthread_mutex_unlock(&lock);
-    }
-    if (threads > 1 && job->chunks > 1 && !failed) {
-        run_job(job);
-    } else {
-        work(job);
-        release(job);
-    }
-    Py_END_ALLOW_THREADS
+    dispatch(job, threads);
     release_arrays(&arrays);
+    Py_RETURN_NONE;
+}
+
+/* run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over [0, rows) in chunks
+ * of chunk_rows, on the caller and the workers; ``arrays``: up to 8 C-contiguous float32 arrays of at most 4 dims
+ * (the output ones writable), ``ints``: up to 16 integers, ``reals``: up to 8 floats (the context's layout above) */
+static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    PyObject *oarrays, *oints, *oreals;
+    long long rows, chunk;
+    int threads;
+    if (!PyArg_ParseTuple(args, "KO!O!O!LLi", &address, &PyTuple_Type, &oarrays, &PyTuple_Type, &oints,
+                          &PyTuple_Type, &oreals, &rows, &chunk, &threads))
+        return NULL;
+    Py_ssize_t n_arrays = PyTuple_GET_SIZE(oarrays), n_ints = PyTuple_GET_SIZE(oints),
+               n_reals = PyTuple_GET_SIZE(oreals);
+    if (address == 0 || n_arrays > CTX_ARRAYS || n_ints > CTX_REALS - CTX_INTS || n_reals > CTX_SLOTS - CTX_REALS ||
+        rows < 0 || chunk < 1 || threads < 1) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.run_rows: at most 8 arrays, 16 ints and 8 reals; a function "
+                                          "address; rows >= 0, chunk_rows and threads positive");
+        return NULL;
+    }
+    Job *job = PyMem_RawMalloc(sizeof(Job));
+    if (job == NULL)
+        return PyErr_NoMemory();
+    memset(job, 0, sizeof(Job));
+    job->rows = (rows_fn)(uintptr_t)address;
+    Py_buffer views[CTX_ARRAYS];
+    Py_ssize_t held = 0;
+    int failed = 0;
+    for (; held < n_arrays; held++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(oarrays, held), &views[held],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) {
+            failed = 1;
+            break;
+        }
+        Py_buffer *v = &views[held];
+        if (!v->format || strcmp(v->format, "f") != 0 || v->itemsize != 4 || v->ndim > 4) {
+            held++;
+            PyErr_Format(PyExc_ValueError, "_gemm.run_rows: array %zd must be a C-contiguous float32 array "
+                                           "of at most 4 dimensions", held - 1);
+            failed = 1;
+            break;
+        }
+        job->ctx[held] = (int64_t)(uintptr_t)v->buf;
+        for (int d = 0; d < v->ndim; d++)
+            job->ctx[CTX_SHAPES + 4 * held + d] = (int64_t)v->shape[d];
+    }
+    for (Py_ssize_t i = 0; !failed && i < n_ints; i++) {
+        long long value = PyLong_AsLongLong(PyTuple_GET_ITEM(oints, i));
+        if (value == -1 && PyErr_Occurred())
+            failed = 1;
+        job->ctx[CTX_INTS + i] = value;
+    }
+    for (Py_ssize_t i = 0; !failed && i < n_reals; i++) {
+        double value = PyFloat_AsDouble(PyTuple_GET_ITEM(oreals, i));
+        if (value == -1.0 && PyErr_Occurred())
+            failed = 1;
+        memcpy(&job->ctx[CTX_REALS + i], &value, sizeof value);
+    }
+    if (!failed) {
+        job->m = rows;
+        job->chunk = chunk;
+        job->chunks = rows > 0 ? (long)((rows + chunk - 1) / chunk) : 0;
+        dispatch(job, threads);
+    } else {
+        PyMem_RawFree(job);
+    }
+    for (Py_ssize_t i = 0; i < held; i++)
+        PyBuffer_Release(&views[i]);
+    if (failed)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -374,6 +472,8 @@ static PyMethodDef methods[] = {
     {"configure", gemm_configure, METH_VARARGS, "configure(sgemm_address, ilp64, spin_us=100): the cblas_sgemm to call; how long idle workers spin"},
     {"matmul", gemm_matmul, METH_VARARGS,
      "matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add)"},
+    {"run_rows", gemm_run_rows, METH_VARARGS,
+     "run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over the rows' chunks"},
     {"workers", gemm_workers, METH_NOARGS, "workers(): native worker threads started so far"},
     {NULL, NULL, 0, NULL},
 };

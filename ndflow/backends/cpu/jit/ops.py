@@ -217,36 +217,78 @@ def period_tiled(w2: np.ndarray) -> np.ndarray:
     return np.repeat(w2.reshape(taps, 1, channels), reps, axis=1).reshape(taps, reps * channels)
 
 
+# Multiply-adds from which a depthwise convolution's rows are shared with the native workers (about 5 us of
+# work on one core; handing a job over costs one or two).
+DW_SPLIT_MIN_WORK = 100_000
+
+# The C callbacks of :mod:`._dw_rows` by route kind.
+_ROW_CALLBACKS = {
+    DW3_BLOCKED: "dw3_blocked_rows",
+    DW3: "dw3_rows",
+    DW3_FLAT: "dw3_rows",
+    DW5: "dw5_rows",
+    DW5_FLAT: "dw5_rows",
+    DW_FLAT: "dw_flat_rows",
+    DW: "dw_rows",
+}
+
+
+def _row_callback(kind: int) -> int:
+    """The address of the C callback computing rows of a depthwise route (compiled on first use)."""
+    addresses = _modules.get("rows")
+    if addresses is None:
+        from . import _dw_rows
+
+        addresses = _modules["rows"] = {k: getattr(_dw_rows, name).address for k, name in _ROW_CALLBACKS.items()}
+    return addresses[kind]  # type: ignore[index]
+
+
+def _split_rows(route: Route, x: np.ndarray, weights: tuple, y: np.ndarray, ep_args: tuple) -> bool:
+    """Run a depthwise route's rows on the native workers (:func:`.native_split.run_rows`); False, with nothing
+    run, where that does not apply (too little work, one thread, no workers)."""
+    rows = route.out_shape[0] * route.out_shape[1]
+    if route.work < DW_SPLIT_MIN_WORK or rows < 2:
+        return False
+    threads = cpu_parallel.threads()
+    if threads < 2 or not native_split.available():
+        return False
+    bias, add, act, alpha, slopes = ep_args
+    wb = weights[1] if len(weights) > 1 else _NONE
+    arrays = (x, weights[0], wb, y, bias, add, slopes)
+    ints, reals = (*route.static, act), (float(alpha),)
+    return native_split.run_rows(_row_callback(route.kind), arrays, ints, reals, rows, threads)
+
+
 def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple, sigmoid: bool) -> np.ndarray:
     """Run a depthwise route with the compiled kernels ``k``; ``ep_args`` from :meth:`Epilogue.args` (the
-    sigmoid split off: applied afterwards when ``sigmoid``)."""
+    sigmoid split off: applied afterwards when ``sigmoid``). Rows go to the native workers where that applies,
+    else to numba's threads (flag ``CPU_JIT_PARALLEL``) or the calling thread."""
     y = np.empty(route.out_shape, dtype=np.float32)
     if y.size == 0:
         return y
-    threads = parallel() and route.work >= PARALLEL_MIN_WORK
     x = _float32_c(x)
     kind = route.kind
     if kind == DW3_BLOCKED:
         d3 = _dw3_kernels()
-        fn = d3.depthwise3x3_blocked if threads else d3.depthwise3x3_blocked_serial
-        fn(x, _float32_c(w[:, :, :, 0]), y, *route.static, *ep_args)
+        weights: tuple = (_float32_c(w[:, :, :, 0]),)
+        fns = d3.depthwise3x3_blocked, d3.depthwise3x3_blocked_serial
     elif kind == DW3 or kind == DW3_FLAT:
         w3 = _float32_c(w[:, :, :, 0])
-        wt = _tiled(w3, route.out_shape[2]) if kind == DW3_FLAT else _NONE3
-        fn = k.depthwise3x3 if threads else k.depthwise3x3_serial
-        fn(x, w3, wt, y, *route.static, *ep_args)
+        weights = (w3, _tiled(w3, route.out_shape[2]) if kind == DW3_FLAT else _NONE3)
+        fns = k.depthwise3x3, k.depthwise3x3_serial
     elif kind == DW5 or kind == DW5_FLAT:
         w2 = _float32_c(w.reshape(25, w.shape[2]))
-        wl = period_tiled(w2) if kind == DW5_FLAT else _NONE2
-        fn = k.depthwise5x5 if threads else k.depthwise5x5_serial
-        fn(x, w2, wl, y, *route.static, *ep_args)
+        weights = (w2, period_tiled(w2) if kind == DW5_FLAT else _NONE2)
+        fns = k.depthwise5x5, k.depthwise5x5_serial
     elif kind == DW_FLAT:
-        wt = _tiled(w[:, :, :, 0].astype(np.float32, copy=False), route.out_shape[2])
-        fn = k.depthwise_flat if threads else k.depthwise_flat_serial
-        fn(x, wt, y, *route.static, *ep_args)
+        weights = (_tiled(w[:, :, :, 0].astype(np.float32, copy=False), route.out_shape[2]),)
+        fns = k.depthwise_flat, k.depthwise_flat_serial
     else:
-        fn = k.depthwise if threads else k.depthwise_serial
-        fn(x, _float32_c(w), y, *route.static, *ep_args)
+        weights = (_float32_c(w),)
+        fns = k.depthwise, k.depthwise_serial
+    if not _split_rows(route, x, weights, y, ep_args):
+        fn = fns[0] if parallel() and route.work >= PARALLEL_MIN_WORK else fns[1]
+        fn(x, *weights, y, *route.static, *ep_args)
     if sigmoid:
         sigmoid_into(y, y)
     return y
