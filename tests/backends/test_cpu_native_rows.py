@@ -150,3 +150,112 @@ def test_run_rows_refuses_bad_arguments():
         module.run_rows(address, (x,), ("one",), (), 2, 1, 2)
     with pytest.raises(TypeError):
         module.run_rows(address, (x,), (), ("half",), 2, 1, 2)
+
+
+# --------------------------------------------------------------------------- convolution jobs (_gemm.conv)
+
+CONV_CASES = [
+    # (x shape, kh, kw, strides, pads top/left, output channels)
+    ((1, 40, 40, 3), 3, 3, 2, 0, 32),  # a first layer: 3 input channels, stride 2
+    ((2, 17, 19, 8), 3, 3, 1, 1, 12),  # batch 2, odd sizes, padding on every side
+    ((1, 23, 21, 5), 5, 5, 2, 2, 7),
+    ((1, 9, 30, 16), 1, 7, 1, 3, 24),
+]
+
+
+def _conv_reference(x, w2, static, chunk, bias, add, act, alpha, slopes):
+    """The column matrix of the whole convolution (numba's im2col), then one ``np.matmul`` and numpy's epilogue
+    per chunk of ``chunk`` rows: what each thread computes on its chunk."""
+    from test_cpu_native_split import _chunked_reference
+
+    kh, kw, sh, sw, dh, dw, pt, pl, out_h, out_w = static
+    cols = np.empty((x.shape[0] * out_h * out_w, kh * kw * x.shape[3]), np.float32)
+    kernels().im2col2d(x, cols, *static, 0, x.shape[0] * out_h)
+    return _chunked_reference(cols, w2, bias, add, act, alpha, slopes, chunk)
+
+
+@needs_numba
+@needs_module
+@pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}-s{c[3]}")
+def test_convolution_chunks_equal_im2col_then_numpy_on_the_same_rows(case, act):
+    from ndflow.backends.cpu.jit import _conv_rows
+
+    shape, kh, kw, stride, pad, channels = case
+    out_h = (shape[1] + 2 * pad - kh) // stride + 1
+    out_w = (shape[2] + 2 * pad - kw) // stride + 1
+    static = (kh, kw, stride, stride, 1, 1, pad, pad, out_h, out_w)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    w2 = RNG.standard_normal((kh * kw * shape[3], channels)).astype(np.float32)
+    rows = shape[0] * out_h * out_w
+    bias = RNG.standard_normal(channels).astype(np.float32)
+    add = RNG.standard_normal((rows, channels)).astype(np.float32) if act in (0, 2) else None
+    slopes = RNG.standard_normal(channels).astype(np.float32) if act == 4 else None
+    for chunk_rows in (1, 3):
+        chunk = chunk_rows * out_w
+        want = _conv_reference(x, w2, static, chunk, bias, add, act, 0.3, slopes)
+        for _ in range(2):
+            y = np.full((rows, channels), np.nan, np.float32)
+            address = _conv_rows.im2col_rows.address
+            assert native_split.conv_into(address, x, static, w2, y, 2, chunk, bias, add, act, 0.3, slopes)
+            np.testing.assert_array_equal(y, want)
+
+
+@needs_numba
+@needs_module
+@pytest.mark.parametrize("activation", ["relu", "prelu", "elu"])
+def test_convolutions_through_the_op_split_the_same_on_every_run(activation, two_threads):
+    """A 3x3 convolution of 3 channels (a first layer) through the public op: the same bits on every run,
+    float32-close to the native workers off (elu is not in the C epilogue: the blocks run as before)."""
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    x = nf.tensor(RNG.standard_normal((1, 96, 96, 3)).astype(np.float32))  # 2 MFLOP: above MIN_FLOPS
+    w = nf.tensor(RNG.standard_normal((3, 3, 3, 16)).astype(np.float32))
+    b = nf.tensor(RNG.standard_normal(16).astype(np.float32))
+    slopes = nf.tensor(RNG.standard_normal(16).astype(np.float32))
+    extra = {"prelu_activation_weights": slopes} if activation == "prelu" else {}
+    calls = []
+    real = native_split.conv_into
+
+    def conv() -> np.ndarray:
+        y = nf.fused.conv2d(x=x, filter=w, strides=2, pad="same", bias=b, activation=activation, **extra)
+        value = y.numpy()
+        y.dispose()
+        return value
+
+    try:
+        native_split.conv_into = lambda *a, **kw: calls.append(a[6]) or real(*a, **kw)
+        runs = {}
+        for on in (False, True, True):
+            nf.env().set("CPU_NATIVE_SPLIT", on)
+            runs.setdefault(on, []).append(conv())
+        np.testing.assert_array_equal(runs[True][0], runs[True][1])
+        np.testing.assert_allclose(runs[True][0], runs[False][0], rtol=1e-5, atol=1e-5)
+        assert len(calls) == (0 if activation == "elu" else 2)
+    finally:
+        native_split.conv_into = real
+        nf.env().reset()
+        nf.dispose([x, w, b, slopes])
+        nf.set_backend(previous)
+
+
+@needs_module
+def test_conv_refuses_bad_arguments():
+    module = native_split._load()
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    w2, y = np.zeros((18, 3), np.float32), np.zeros((16, 3), np.float32)
+    address = 12345  # never called: every case is refused before any chunk runs
+    with pytest.raises(ValueError, match="a function address"):
+        module.conv(0, (x,), (), w2, y, None, None, 0, 2, 4)
+    with pytest.raises(ValueError, match="act must be 0-4"):
+        module.conv(address, (x,), (), w2, y, None, None, 5, 2, 4)
+    with pytest.raises(ValueError, match="slopes given exactly for 4"):
+        module.conv(address, (x,), (), w2, y, None, None, 4, 2, 4)
+    with pytest.raises(ValueError, match="out must be a C-contiguous float32 array of the right shape"):
+        module.conv(address, (x,), (), w2, np.zeros((16, 4), np.float32), None, None, 0, 2, 4)
+    with pytest.raises(ValueError, match="add must be"):
+        module.conv(address, (x,), (), w2, y, None, np.zeros((15, 3), np.float32), 0, 2, 4)
+    with pytest.raises(ValueError, match="context array 0 must be"):
+        module.conv(address, (x.astype(np.float64),), (), w2, y, None, None, 0, 2, 4)
+    with pytest.raises(ValueError, match="at most 8 arrays"):
+        module.conv(address, (x,), tuple(range(17)), w2, y, None, None, 0, 2, 4)

@@ -135,3 +135,35 @@ def run_rows(
     chunk = max(1, -(-rows // (threads * chunks_per_thread)))
     module.run_rows(address, arrays, ints, reals, rows, chunk, threads)
     return True
+
+
+def conv_into(
+    cols_address: int,
+    x: np.ndarray,
+    ints: tuple,
+    w2: np.ndarray,
+    out: np.ndarray,
+    threads: int,
+    chunk: int,
+    bias: np.ndarray | None = None,
+    add: np.ndarray | None = None,
+    act: int = 0,
+    alpha: float = 0.0,
+    slopes: np.ndarray | None = None,
+) -> bool:
+    """A convolution as im2col and one product ``out = act(cols @ w2 + bias + add)``, where the C function at
+    ``cols_address`` writes each chunk's ``chunk`` rows of the column matrix (from ``x`` and ``ints``) into the
+    claiming thread's buffer just before their product. False, with nothing written, where that does not apply
+    (no workers, an activation the C epilogue does not have)."""
+    if threads < 2 or act not in ACTS or (act == 4 and slopes is None):
+        return False
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT"):
+        return False
+    arrays = (w2, out, *(v for v in (bias, add, slopes) if v is not None))
+    if any(v.dtype != np.float32 or not v.flags.c_contiguous for v in arrays):
+        return False
+    module.conv(
+        cols_address, (x,), ints, w2, out, bias, add, act, threads, chunk, float(alpha), slopes if act == 4 else None
+    )
+    return True

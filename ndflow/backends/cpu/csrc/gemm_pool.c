@@ -28,6 +28,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -54,9 +55,13 @@ static int sgemm_ilp64 = 1;
 #define CTX_INTS 40
 #define CTX_REALS 56
 typedef void (*rows_fn)(int64_t *ctx, int64_t r0, int64_t r1);
+/* a convolution job's column rows: writes rows [r0, r1) of the column matrix to ``dst`` (row-major, k per row) */
+typedef void (*cols_fn)(int64_t *ctx, int64_t r0, int64_t r1, float *dst);
 
 typedef struct {
     rows_fn rows;          /* a row job's kernel (NULL: a matrix product) */
+    cols_fn cols;          /* a convolution job's im2col (NULL: ``a`` holds the left matrix) */
+    atomic_int failed;     /* a thread could not get its column buffer */
     int64_t ctx[CTX_SLOTS];
     const float *a, *b, *bias, *add, *slopes;
     float *out;
@@ -82,15 +87,16 @@ static atomic_long generation = 0;
 static atomic_int sleepers = 0;
 static int n_workers = 0;
 
-static void sgemm_rows(const Job *job, int64_t r0, int64_t rows)
+/* Rows [r0, r0 + rows) of the product, the left matrix's rows read from ``a`` (their first row). */
+static void sgemm_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
 {
     if (sgemm_ilp64)
-        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, job->n, job->k, 1.0f, job->a + r0 * job->k, job->k, job->b,
-                                job->n, 0.0f, job->out + r0 * job->n, job->n);
+        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, job->n, job->k, 1.0f, a, job->k, job->b, job->n, 0.0f,
+                                job->out + r0 * job->n, job->n);
     else
-        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)job->n, (int32_t)job->k, 1.0f,
-                                job->a + r0 * job->k, (int32_t)job->k, job->b, (int32_t)job->n, 0.0f,
-                                job->out + r0 * job->n, (int32_t)job->n);
+        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)job->n, (int32_t)job->k, 1.0f, a,
+                                (int32_t)job->k, job->b, (int32_t)job->n, 0.0f, job->out + r0 * job->n,
+                                (int32_t)job->n);
 }
 
 static void epilogue(const Job *job, int64_t r0, int64_t rows)
@@ -143,6 +149,53 @@ static void epilogue(const Job *job, int64_t r0, int64_t rows)
     }
 }
 
+/* Each thread's column buffer for convolution jobs, grown as needed, freed when the thread ends. */
+static pthread_key_t scratch_key;
+typedef struct {
+    float *data;
+    int64_t capacity;
+} Scratch;
+
+static void free_scratch(void *p)
+{
+    Scratch *s = p;
+    free(s->data);
+    free(s);
+}
+
+static float *thread_scratch(int64_t values)
+{
+    Scratch *s = pthread_getspecific(scratch_key);
+    if (s == NULL) {
+        s = calloc(1, sizeof(Scratch));
+        if (s == NULL || pthread_setspecific(scratch_key, s) != 0) {
+            free(s);
+            return NULL;
+        }
+    }
+    if (s->capacity < values) {
+        float *data = NULL;
+        if (posix_memalign((void **)&data, 64, (size_t)values * sizeof(float)) != 0)
+            return NULL;
+        free(s->data);
+        s->data = data;
+        s->capacity = values;
+    }
+    return s->data;
+}
+
+/* One chunk of a convolution job: its column rows into this thread's buffer (in cache), then their product. */
+static void conv_chunk(Job *job, int64_t r0, int64_t rows)
+{
+    float *cols = thread_scratch(rows * job->k);
+    if (cols == NULL) {
+        atomic_store(&job->failed, 1);
+        return;
+    }
+    job->cols(job->ctx, r0, r0 + rows, cols);
+    sgemm_rows(job, cols, r0, rows);
+}
+
 static void work(Job *job)
 {
     for (;;) {
@@ -154,7 +207,10 @@ static void work(Job *job)
         if (job->rows) {
             job->rows(job->ctx, r0, r0 + rows);
         } else {
-            sgemm_rows(job, r0, rows);
+            if (job->cols)
+                conv_chunk(job, r0, rows);
+            else
+                sgemm_rows(job, job->a + r0 * job->k, r0, rows);
             if (job->bias || job->add || job->act)
                 epilogue(job, r0, rows);
         }
@@ -256,26 +312,31 @@ static void run_job(Job *job)
     release(job);
 }
 
-/* Run a built job (its counters set here) on ``threads`` threads, the GIL released; frees it. */
-static void dispatch(Job *job, int threads)
+/* Run a built job (its counters set here) on ``threads`` threads, the GIL released; frees it. Returns whether a
+ * thread lacked memory for its column buffer (a convolution job: then the output is incomplete). */
+static int dispatch(Job *job, int threads)
 {
     atomic_init(&job->next, 0);
     atomic_init(&job->done, 0);
-    atomic_init(&job->refs, 1);
-    int failed = 0;
+    atomic_init(&job->refs, 2); /* the caller's reference, and one held here until the flag is read */
+    atomic_init(&job->failed, 0);
+    int no_workers = 0, out_of_memory;
     Py_BEGIN_ALLOW_THREADS
     if (threads > 1 && job->chunks > 1) {
         pthread_mutex_lock(&lock);
-        failed = start_workers(threads - 1);
+        no_workers = start_workers(threads - 1);
         pthread_mutex_unlock(&lock);
     }
-    if (threads > 1 && job->chunks > 1 && !failed) {
+    if (threads > 1 && job->chunks > 1 && !no_workers) {
         run_job(job);
     } else {
         work(job);
         release(job);
     }
+    out_of_memory = atomic_load(&job->failed);
+    release(job);
     Py_END_ALLOW_THREADS
+    return out_of_memory;
 }
 
 /* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
@@ -374,7 +435,7 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         release_arrays(&arrays);
         return PyErr_NoMemory();
     }
-    job->rows = NULL;
+    memset(job, 0, sizeof(Job));
     job->a = arrays.view[A_].buf;
     job->b = arrays.view[B_].buf;
     job->out = arrays.view[OUT_].buf;
@@ -393,9 +454,136 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The context of a row or convolution job from Python: ``arrays`` (up to 8 C-contiguous float32 arrays of at
+ * most 4 dims; their buffers are held in ``views`` until the caller releases the first ``*held``), ``ints`` (up
+ * to 16) and ``reals`` (up to 8 floats). -1 with an exception set on bad input. */
+static int fill_context(Job *job, PyObject *oarrays, PyObject *oints, PyObject *oreals, Py_buffer *views,
+                        Py_ssize_t *held)
+{
+    Py_ssize_t n_arrays = PyTuple_GET_SIZE(oarrays), n_ints = PyTuple_GET_SIZE(oints),
+               n_reals = PyTuple_GET_SIZE(oreals);
+    *held = 0;
+    if (n_arrays > CTX_ARRAYS || n_ints > CTX_REALS - CTX_INTS || n_reals > CTX_SLOTS - CTX_REALS) {
+        PyErr_SetString(PyExc_ValueError, "_gemm: a job's context holds at most 8 arrays, 16 ints and 8 reals");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n_arrays; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(oarrays, i), &views[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) <
+            0)
+            return -1;
+        *held = i + 1;
+        Py_buffer *v = &views[i];
+        if (!v->format || strcmp(v->format, "f") != 0 || v->itemsize != 4 || v->ndim > 4) {
+            PyErr_Format(PyExc_ValueError,
+                         "_gemm: context array %zd must be a C-contiguous float32 array of at most 4 dimensions", i);
+            return -1;
+        }
+        job->ctx[i] = (int64_t)(uintptr_t)v->buf;
+        for (int d = 0; d < v->ndim; d++)
+            job->ctx[CTX_SHAPES + 4 * i + d] = (int64_t)v->shape[d];
+    }
+    for (Py_ssize_t i = 0; i < n_ints; i++) {
+        long long value = PyLong_AsLongLong(PyTuple_GET_ITEM(oints, i));
+        if (value == -1 && PyErr_Occurred())
+            return -1;
+        job->ctx[CTX_INTS + i] = value;
+    }
+    for (Py_ssize_t i = 0; i < n_reals; i++) {
+        double value = PyFloat_AsDouble(PyTuple_GET_ITEM(oreals, i));
+        if (value == -1.0 && PyErr_Occurred())
+            return -1;
+        memcpy(&job->ctx[CTX_REALS + i], &value, sizeof value);
+    }
+    return 0;
+}
+
+static void release_views(Py_buffer *views, Py_ssize_t held)
+{
+    for (Py_ssize_t i = 0; i < held; i++)
+        PyBuffer_Release(&views[i]);
+}
+
+/* conv(cols_address, arrays, ints, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): a
+ * convolution as im2col and one product, ``out = act(cols @ b + bias + add)``, where each chunk's rows of the
+ * column matrix are written by ``cols(ctx, r0, r1, dst)`` (the context from ``arrays`` and ``ints``) into the
+ * claiming thread's buffer just before their product: they never leave its cache. */
+static PyObject *gemm_conv(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    PyObject *ocarrays, *ocints, *ob, *oout, *obias, *oadd, *oslopes = Py_None;
+    int act, threads;
+    long long chunk;
+    float alpha = 0.0f;
+    if (!PyArg_ParseTuple(args, "KO!O!OOOOiiL|fO", &address, &PyTuple_Type, &ocarrays, &PyTuple_Type, &ocints, &ob,
+                          &oout, &obias, &oadd, &act, &threads, &chunk, &alpha, &oslopes))
+        return NULL;
+    if (sgemm_ptr == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_gemm.conv: no sgemm configured");
+        return NULL;
+    }
+    if (address == 0 || act < 0 || act > 4 || threads < 1 || chunk < 1 || (act == 4) != (oslopes != Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.conv: a function address; act must be 0-4 (slopes given exactly "
+                                          "for 4), threads and chunk_rows positive");
+        return NULL;
+    }
+    Arrays arrays = {0};
+    if (take(&arrays, B_, ob, "b", 2, -1, -1) < 0) {
+        release_arrays(&arrays);
+        return NULL;
+    }
+    int64_t k = arrays.view[B_].shape[0], n = arrays.view[B_].shape[1];
+    if (take(&arrays, OUT_, oout, "out", 2, -1, n) < 0) {
+        release_arrays(&arrays);
+        return NULL;
+    }
+    int64_t m = arrays.view[OUT_].shape[0];
+    if ((obias != Py_None && take(&arrays, BIAS_, obias, "bias", 1, -1, n) < 0) ||
+        (oadd != Py_None && take(&arrays, ADD_, oadd, "add", 2, m, n) < 0) ||
+        (oslopes != Py_None && take(&arrays, SLOPES_, oslopes, "slopes", 1, -1, n) < 0)) {
+        release_arrays(&arrays);
+        return NULL;
+    }
+    Job *job = PyMem_RawMalloc(sizeof(Job));
+    if (job == NULL) {
+        release_arrays(&arrays);
+        return PyErr_NoMemory();
+    }
+    memset(job, 0, sizeof(Job));
+    Py_buffer views[CTX_ARRAYS];
+    Py_ssize_t held = 0;
+    PyObject *no_reals = PyTuple_New(0);
+    int bad = no_reals == NULL || fill_context(job, ocarrays, ocints, no_reals, views, &held) < 0;
+    Py_XDECREF(no_reals);
+    if (bad) {
+        PyMem_RawFree(job);
+        release_views(views, held);
+        release_arrays(&arrays);
+        return NULL;
+    }
+    job->cols = (cols_fn)(uintptr_t)address;
+    job->b = arrays.view[B_].buf;
+    job->out = arrays.view[OUT_].buf;
+    job->bias = arrays.held[BIAS_] ? arrays.view[BIAS_].buf : NULL;
+    job->add = arrays.held[ADD_] ? arrays.view[ADD_].buf : NULL;
+    job->slopes = arrays.held[SLOPES_] ? arrays.view[SLOPES_].buf : NULL;
+    job->alpha = alpha;
+    job->m = m;
+    job->k = k;
+    job->n = n;
+    job->act = act;
+    job->chunk = chunk;
+    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+    int out_of_memory = dispatch(job, threads);
+    release_views(views, held);
+    release_arrays(&arrays);
+    if (out_of_memory)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over [0, rows) in chunks
- * of chunk_rows, on the caller and the workers; ``arrays``: up to 8 C-contiguous float32 arrays of at most 4 dims
- * (the output ones writable), ``ints``: up to 16 integers, ``reals``: up to 8 floats (the context's layout above) */
+ * of chunk_rows, on the caller and the workers (the context's layout above; the caller sees that the arrays
+ * written are writable) */
 static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
 {
     unsigned long long address;
@@ -405,64 +593,28 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "KO!O!O!LLi", &address, &PyTuple_Type, &oarrays, &PyTuple_Type, &oints,
                           &PyTuple_Type, &oreals, &rows, &chunk, &threads))
         return NULL;
-    Py_ssize_t n_arrays = PyTuple_GET_SIZE(oarrays), n_ints = PyTuple_GET_SIZE(oints),
-               n_reals = PyTuple_GET_SIZE(oreals);
-    if (address == 0 || n_arrays > CTX_ARRAYS || n_ints > CTX_REALS - CTX_INTS || n_reals > CTX_SLOTS - CTX_REALS ||
-        rows < 0 || chunk < 1 || threads < 1) {
-        PyErr_SetString(PyExc_ValueError, "_gemm.run_rows: at most 8 arrays, 16 ints and 8 reals; a function "
-                                          "address; rows >= 0, chunk_rows and threads positive");
+    if (address == 0 || rows < 0 || chunk < 1 || threads < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_gemm.run_rows: a function address; rows >= 0, chunk_rows and threads positive");
         return NULL;
     }
     Job *job = PyMem_RawMalloc(sizeof(Job));
     if (job == NULL)
         return PyErr_NoMemory();
     memset(job, 0, sizeof(Job));
-    job->rows = (rows_fn)(uintptr_t)address;
     Py_buffer views[CTX_ARRAYS];
     Py_ssize_t held = 0;
-    int failed = 0;
-    for (; held < n_arrays; held++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(oarrays, held), &views[held],
-                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) {
-            failed = 1;
-            break;
-        }
-        Py_buffer *v = &views[held];
-        if (!v->format || strcmp(v->format, "f") != 0 || v->itemsize != 4 || v->ndim > 4) {
-            held++;
-            PyErr_Format(PyExc_ValueError, "_gemm.run_rows: array %zd must be a C-contiguous float32 array "
-                                           "of at most 4 dimensions", held - 1);
-            failed = 1;
-            break;
-        }
-        job->ctx[held] = (int64_t)(uintptr_t)v->buf;
-        for (int d = 0; d < v->ndim; d++)
-            job->ctx[CTX_SHAPES + 4 * held + d] = (int64_t)v->shape[d];
-    }
-    for (Py_ssize_t i = 0; !failed && i < n_ints; i++) {
-        long long value = PyLong_AsLongLong(PyTuple_GET_ITEM(oints, i));
-        if (value == -1 && PyErr_Occurred())
-            failed = 1;
-        job->ctx[CTX_INTS + i] = value;
-    }
-    for (Py_ssize_t i = 0; !failed && i < n_reals; i++) {
-        double value = PyFloat_AsDouble(PyTuple_GET_ITEM(oreals, i));
-        if (value == -1.0 && PyErr_Occurred())
-            failed = 1;
-        memcpy(&job->ctx[CTX_REALS + i], &value, sizeof value);
-    }
-    if (!failed) {
-        job->m = rows;
-        job->chunk = chunk;
-        job->chunks = rows > 0 ? (long)((rows + chunk - 1) / chunk) : 0;
-        dispatch(job, threads);
-    } else {
+    if (fill_context(job, oarrays, oints, oreals, views, &held) < 0) {
         PyMem_RawFree(job);
-    }
-    for (Py_ssize_t i = 0; i < held; i++)
-        PyBuffer_Release(&views[i]);
-    if (failed)
+        release_views(views, held);
         return NULL;
+    }
+    job->rows = (rows_fn)(uintptr_t)address;
+    job->m = rows;
+    job->chunk = chunk;
+    job->chunks = rows > 0 ? (long)((rows + chunk - 1) / chunk) : 0;
+    dispatch(job, threads);
+    release_views(views, held);
     Py_RETURN_NONE;
 }
 
@@ -474,6 +626,9 @@ static PyMethodDef methods[] = {
      "matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add)"},
     {"run_rows", gemm_run_rows, METH_VARARGS,
      "run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over the rows' chunks"},
+    {"conv", gemm_conv, METH_VARARGS,
+     "conv(cols_address, arrays, ints, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): "
+     "im2col per chunk, then out = act(cols @ b + bias + add)"},
     {"workers", gemm_workers, METH_NOARGS, "workers(): native worker threads started so far"},
     {NULL, NULL, 0, NULL},
 };
@@ -483,6 +638,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gemm", "float32 pro
 
 PyMODINIT_FUNC PyInit__gemm(void)
 {
+    if (pthread_key_create(&scratch_key, free_scratch) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "_gemm: no thread-local key for the column buffers");
+        return NULL;
+    }
     pthread_atfork(NULL, NULL, after_fork_in_child);
     return PyModule_Create(&module);
 }

@@ -470,29 +470,53 @@ def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | 
                 k.epilogue_serial(yb, bias, add[r0 * out_w : r1 * out_w] if add.size else add, act, alpha, slopes)
 
     # Large convolutions over the cores (ndflow's threads, cpu/parallel.py): the compiled code releases the GIL.
-    parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
-    if parts == 1 and _blocked_native(route, k, xc, w2, y, ep_args, rows * out_w * n_cols):
+    if _blocked_native(route, xc, w2, y, ep_args):
         return y.reshape(route.out_shape)
+    parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
     cpu_parallel.run_spans(span, rows, parts)
     return y.reshape(route.out_shape)
 
 
-def _blocked_native(route: Route, k, x: np.ndarray, w2: np.ndarray, y: np.ndarray, ep_args, size: int) -> bool:
-    """A blocked convolution too small for ndflow's Python threads but worth splitting natively
-    (:mod:`..native_split`): im2col of every output row into the reused buffer, then one split product with
-    the epilogue. False, with nothing written, where that does not apply (the caller runs the blocks)."""
+# Column-matrix bytes per chunk of a convolution on the native workers: written and multiplied in one core's L2.
+NATIVE_CHUNK_BYTES = 256 * 1024
+
+
+def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, ep_args) -> bool:
+    """A blocked convolution on the native workers (:func:`.native_split.conv_into`): chunks of whole output
+    rows, each one's im2col (a numba C callback, :mod:`._conv_rows`) then its product and epilogue on the thread
+    that claimed it. False, with nothing written, where that does not apply (the caller runs the blocks)."""
     threads = cpu_parallel.threads()
-    if threads < 2 or 4 * size > SCRATCH_MAX_BYTES or 2 * route.work < native_split.MIN_FLOPS:
+    if threads < 2 or 2 * route.work < native_split.MIN_FLOPS or not native_split.available():
         return False
     if ep_args is not None and ep_args[2] not in native_split.ACTS:
         return False
-    cols = _scratch_cols(y.shape[0], w2.shape[0])
-    k.im2col2d(x, cols, *route.static, 0, route.out_shape[0] * route.out_shape[1])
+    batch, out_h, out_w, _ = route.out_shape
+    rows = batch * out_h
+    per_row = 4 * out_w * w2.shape[0]
+    chunk = max(1, min(-(-rows // (threads * native_split.CHUNKS_PER_THREAD)), NATIVE_CHUNK_BYTES // per_row))
+    address = _modules.get("cols")
+    if address is None:
+        from . import _conv_rows
+
+        address = _modules["cols"] = _conv_rows.im2col_rows.address
     if ep_args is None:
-        return native_split.matmul_into(cols, w2, y, threads)
+        return native_split.conv_into(address, x, route.static, w2, y, threads, chunk * out_w)  # type: ignore[arg-type]
     bias, add, act, alpha, slopes = ep_args
     bias, add, slopes = (v if v.size else None for v in (bias, add, slopes))
-    return native_split.matmul_into(cols, w2, y, threads, bias, add, act, alpha, slopes)
+    return native_split.conv_into(
+        address,
+        x,
+        route.static,
+        w2,
+        y,
+        threads,
+        chunk * out_w,
+        bias,
+        add,
+        act,
+        alpha,
+        slopes,  # type: ignore[arg-type]
+    )
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
