@@ -375,6 +375,47 @@ static int take(Arrays *arrays, int i, PyObject *obj, const char *what, int ndim
     return 0;
 }
 
+/* The epilogue's arrays where given (Py_None: not given): bias and slopes of n values, add of m x n. */
+static int take_epilogue(Arrays *arrays, PyObject *obias, PyObject *oadd, PyObject *oslopes, int64_t m, int64_t n)
+{
+    if (obias != Py_None && take(arrays, BIAS_, obias, "bias", 1, -1, n) < 0)
+        return -1;
+    if (oadd != Py_None && take(arrays, ADD_, oadd, "add", 2, m, n) < 0)
+        return -1;
+    if (oslopes != Py_None && take(arrays, SLOPES_, oslopes, "slopes", 1, -1, n) < 0)
+        return -1;
+    return 0;
+}
+
+/* A zeroed job, or NULL with MemoryError set. */
+static Job *new_job(void)
+{
+    Job *job = PyMem_RawMalloc(sizeof(Job));
+    if (job == NULL)
+        PyErr_NoMemory();
+    else
+        memset(job, 0, sizeof(Job));
+    return job;
+}
+
+/* A product job's right matrix, output, epilogue and chunks, from the arrays taken. */
+static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, int64_t n, int act, float alpha,
+                        int64_t chunk)
+{
+    job->b = arrays->view[B_].buf;
+    job->out = arrays->view[OUT_].buf;
+    job->bias = arrays->held[BIAS_] ? arrays->view[BIAS_].buf : NULL;
+    job->add = arrays->held[ADD_] ? arrays->view[ADD_].buf : NULL;
+    job->slopes = arrays->held[SLOPES_] ? arrays->view[SLOPES_].buf : NULL;
+    job->alpha = alpha;
+    job->m = m;
+    job->k = k;
+    job->n = n;
+    job->act = act;
+    job->chunk = chunk;
+    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+}
+
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
 {
     unsigned long long address;
@@ -423,32 +464,14 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         return NULL;
     }
     int64_t n = arrays.view[B_].shape[1];
-    if (take(&arrays, OUT_, oout, "out", 2, m, n) < 0 ||
-        (obias != Py_None && take(&arrays, BIAS_, obias, "bias", 1, -1, n) < 0) ||
-        (oadd != Py_None && take(&arrays, ADD_, oadd, "add", 2, m, n) < 0) ||
-        (oslopes != Py_None && take(&arrays, SLOPES_, oslopes, "slopes", 1, -1, n) < 0)) {
+    Job *job = NULL;
+    if (take(&arrays, OUT_, oout, "out", 2, m, n) < 0 || take_epilogue(&arrays, obias, oadd, oslopes, m, n) < 0 ||
+        (job = new_job()) == NULL) {
         release_arrays(&arrays);
         return NULL;
     }
-    Job *job = PyMem_RawMalloc(sizeof(Job));
-    if (job == NULL) {
-        release_arrays(&arrays);
-        return PyErr_NoMemory();
-    }
-    memset(job, 0, sizeof(Job));
     job->a = arrays.view[A_].buf;
-    job->b = arrays.view[B_].buf;
-    job->out = arrays.view[OUT_].buf;
-    job->bias = arrays.held[BIAS_] ? arrays.view[BIAS_].buf : NULL;
-    job->add = arrays.held[ADD_] ? arrays.view[ADD_].buf : NULL;
-    job->slopes = arrays.held[SLOPES_] ? arrays.view[SLOPES_].buf : NULL;
-    job->alpha = alpha;
-    job->m = m;
-    job->k = k;
-    job->n = n;
-    job->act = act;
-    job->chunk = chunk;
-    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+    set_product(job, &arrays, m, k, n, act, alpha, chunk);
     dispatch(job, threads);
     release_arrays(&arrays);
     Py_RETURN_NONE;
@@ -537,18 +560,11 @@ static PyObject *gemm_conv(PyObject *self, PyObject *args)
         return NULL;
     }
     int64_t m = arrays.view[OUT_].shape[0];
-    if ((obias != Py_None && take(&arrays, BIAS_, obias, "bias", 1, -1, n) < 0) ||
-        (oadd != Py_None && take(&arrays, ADD_, oadd, "add", 2, m, n) < 0) ||
-        (oslopes != Py_None && take(&arrays, SLOPES_, oslopes, "slopes", 1, -1, n) < 0)) {
+    Job *job = NULL;
+    if (take_epilogue(&arrays, obias, oadd, oslopes, m, n) < 0 || (job = new_job()) == NULL) {
         release_arrays(&arrays);
         return NULL;
     }
-    Job *job = PyMem_RawMalloc(sizeof(Job));
-    if (job == NULL) {
-        release_arrays(&arrays);
-        return PyErr_NoMemory();
-    }
-    memset(job, 0, sizeof(Job));
     Py_buffer views[CTX_ARRAYS];
     Py_ssize_t held = 0;
     PyObject *no_reals = PyTuple_New(0);
@@ -561,18 +577,7 @@ static PyObject *gemm_conv(PyObject *self, PyObject *args)
         return NULL;
     }
     job->cols = (cols_fn)(uintptr_t)address;
-    job->b = arrays.view[B_].buf;
-    job->out = arrays.view[OUT_].buf;
-    job->bias = arrays.held[BIAS_] ? arrays.view[BIAS_].buf : NULL;
-    job->add = arrays.held[ADD_] ? arrays.view[ADD_].buf : NULL;
-    job->slopes = arrays.held[SLOPES_] ? arrays.view[SLOPES_].buf : NULL;
-    job->alpha = alpha;
-    job->m = m;
-    job->k = k;
-    job->n = n;
-    job->act = act;
-    job->chunk = chunk;
-    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+    set_product(job, &arrays, m, k, n, act, alpha, chunk);
     int out_of_memory = dispatch(job, threads);
     release_views(views, held);
     release_arrays(&arrays);
@@ -598,10 +603,9 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
                         "_gemm.run_rows: a function address; rows >= 0, chunk_rows and threads positive");
         return NULL;
     }
-    Job *job = PyMem_RawMalloc(sizeof(Job));
+    Job *job = new_job();
     if (job == NULL)
-        return PyErr_NoMemory();
-    memset(job, 0, sizeof(Job));
+        return NULL;
     Py_buffer views[CTX_ARRAYS];
     Py_ssize_t held = 0;
     if (fill_context(job, oarrays, oints, oreals, views, &held) < 0) {
