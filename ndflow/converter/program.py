@@ -25,6 +25,7 @@ from .graph import Node
 from .plan import Graph, Plan
 from .registry import Mapper, get_mapper
 from .replay import Call, record, recordable, signature
+from .shape_cache import ShapeCache, ShapeChangedError
 
 Ref = tuple[int, int]
 Step = tuple[Mapper, Node, tuple[Ref, ...], int, tuple[int, ...]]
@@ -89,6 +90,11 @@ class Program:
                 base[index] = [weights[name]]
         self.base = base
         self.names = {index: name for name, index in slots.items()}
+        constant = {index for index, entry in enumerate(base) if entry is not None}
+        freed = {s for step in steps for s in step[4]} | set(pending)
+        self.shapes = ShapeCache.build(
+            [step[1].op for step in steps], [step[2] for step in steps], [step[3] for step in steps], constant, freed
+        )
 
     def _values(self, feeds: Mapping[tuple[str, int], Tensor]) -> list[Any]:
         """The slot list of a run: the weights, and ``feeds`` ((node, output index) -> Tensor) in their slots."""
@@ -116,7 +122,7 @@ class Program:
         scope = ENGINE.start_scope("GraphModel.execute")
         results: list[Tensor] = []
         try:
-            self._steps(vals, scope.track, ctx, keep_ids)
+            vals = self._run_steps(feeds, vals, scope.track, ctx, keep_ids)
             for name, index in outputs:
                 entry = vals[self.slots[name]]
                 t = entry[index] if entry is not None and index < len(entry) else None
@@ -141,7 +147,7 @@ class Program:
         vals = self._values(feeds)
         scope = ENGINE.start_scope("GraphModel.execute_async")
         try:
-            self._steps(vals, scope.track, ctx, keep_ids)
+            vals = self._run_steps(feeds, vals, scope.track, ctx, keep_ids)
         except BaseException:
             ENGINE.end_scope(None)
             raise
@@ -150,32 +156,71 @@ class Program:
         ENGINE.end_scope([t for entry in found.values() if entry for t in entry if t is not None])
         return found
 
-    def _steps(self, vals: list[Any], track: list[Tensor], ctx: Any, keep_ids: set[int]) -> None:
-        """Run every step on the slot list ``vals`` (in the caller's scope, whose list is ``track``)."""
+    def _run_steps(
+        self,
+        feeds: Mapping[tuple[str, int], Tensor],
+        vals: list[Any],
+        track: list[Tensor],
+        ctx: Any,
+        keep_ids: set[int],
+    ) -> list[Any]:
+        """Run the steps; with shape-only steps, from their cache when it is recorded, and again from the
+        inputs (recording) when a source step sees other shapes. The final slot list."""
+        cache = self.shapes
+        if cache is None or not cache.ready:
+            self._steps(vals, track, ctx, keep_ids, 1 if cache is not None else 0)
+            if self.shapes is not None:
+                self.shapes.ready = True
+            return vals
+        try:
+            self._steps(vals, track, ctx, keep_ids, 2)
+            return vals
+        except ShapeChangedError:
+            pass
+        made = track[:]
+        track.clear()
+        for t in made:
+            if not t.kept and not t.is_disposed and t.id not in keep_ids:
+                t.dispose()
+        self._forget_shapes()
+        vals = self._values(feeds)
+        return self._run_steps(feeds, vals, track, ctx, keep_ids)
+
+    def _steps(self, vals: list[Any], track: list[Tensor], ctx: Any, keep_ids: set[int], mode: int) -> None:
+        """Run every step on the slot list ``vals`` (in the caller's scope, whose list is ``track``). ``mode``:
+        0 without a shape cache, 1 recording it, 2 skipping the shape-only steps."""
         dispose = ENGINE.dispose_tensor
         calls, replayable = self.calls, self.replayable
+        cache = self.shapes
+        pure = cache.pure if cache is not None else ()
         node: Node | None = None
         try:
             for k, (fn, node, refs, out_slot, free) in enumerate(self.steps):
-                try:
-                    args = [vals[s][i] for s, i in refs]
-                except (TypeError, IndexError):
-                    raise self._missing(vals, node, refs) from None
-                mark = len(track)
-                call = calls[k]
-                if not replayable[k] or ENGINE._slow:
-                    out = fn(node, args, ctx)
-                elif call is not None and call[0] == signature(args):
-                    if call[1] is None:
+                if mode == 2 and pure[k]:
+                    outs = cache.replay(k, vals, refs)  # type: ignore[union-attr]
+                else:
+                    try:
+                        args = [vals[s][i] for s, i in refs]
+                    except (TypeError, IndexError):
+                        raise self._missing(vals, node, refs) from None
+                    mark = len(track)
+                    call = calls[k]
+                    if not replayable[k] or ENGINE._slow:
                         out = fn(node, args, ctx)
+                    elif call is not None and call[0] == signature(args):
+                        if call[1] is None:
+                            out = fn(node, args, ctx)
+                        else:
+                            out = ENGINE.run_kernel(call[1], tuple([args[i] for i in call[2]]), call[3])
                     else:
-                        out = ENGINE.run_kernel(call[1], tuple([args[i] for i in call[2]]), call[3])
-                else:
-                    out, calls[k] = record(fn, node, args, ctx, [self.base[s] is not None for s, _ in refs])
-                if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
-                    outs = [out]
-                else:
-                    outs = self.settle(out, args, track, mark)
+                        out, calls[k] = record(fn, node, args, ctx, self._constants(refs, mode))
+                    if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
+                        outs = [out]
+                    else:
+                        outs = self.settle(out, args, track, mark)
+                    if mode == 1 and pure[k] and not cache.record(k, args, outs):  # type: ignore[union-attr]
+                        self._drop_shape_cache()
+                        mode, pure = 0, ()
                 vals[out_slot] = outs
                 for s in free:
                     entry = vals[s]
@@ -184,12 +229,36 @@ class Program:
                             if t is not None and not t.kept and t.id not in keep_ids:
                                 dispose(t)
                         vals[s] = None
+        except ShapeChangedError:
+            raise
         except Exception as exc:
+            if mode == 1 and self.shapes is not None:
+                self._forget_shapes()
             if node is None:
                 raise
             raise node_error(node, exc) from exc
         for s in self.late_free:
             _free(vals, s, keep_ids)
+
+    def _constants(self, refs: tuple[Ref, ...], mode: int) -> list[bool]:
+        """Which inputs of a step keep their values from run to run: the weights, and with a shape cache the
+        shape-only values (a new input shape records every call again)."""
+        base = self.base
+        if mode == 0:
+            return [base[s] is not None for s, _ in refs]
+        pure_slots = self.shapes.slots  # type: ignore[union-attr]
+        return [base[s] is not None or s in pure_slots for s, _ in refs]
+
+    def _forget_shapes(self) -> None:
+        """Empty the shape cache, and the calls recorded with its values as constants."""
+        self.shapes.reset()  # type: ignore[union-attr]
+        self.calls = [None] * len(self.steps)
+
+    def _drop_shape_cache(self) -> None:
+        """No shape cache for this program (a value it cannot keep): calls recorded with shape-only values
+        as constants are recorded again."""
+        self.shapes = None
+        self.calls = [None] * len(self.steps)
 
     @staticmethod
     def settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:

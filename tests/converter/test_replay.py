@@ -77,8 +77,31 @@ def test_single_call_nodes_replay_and_computed_reads_do_not(backend):
             assert calls[name][1] is not None, name  # one kernel call on the node's own inputs
         assert calls["shape"][1] is None  # its tensor is made from the shape, not by a kernel
         assert calls["relu"][0] == (((2, 3), "float32"),)  # the last signature seen
-        assert calls["flat"][1] is None  # Reshape read 'target', a computed tensor: the mapper runs
+        # 'target' is computed from relu's shape only (shape_cache.py): for one input shape it is a constant
+        assert calls["flat"][1] == "Reshape"
     finally:
+        model.dispose()
+
+
+def test_a_read_of_a_computed_value_keeps_the_mapper(backend):
+    """Reshape's target fed as an input: its values decide the kernel's attributes, so the mapper runs."""
+    nodes = [
+        placeholder("x", [-1, 3]),
+        placeholder("target", [1], "DT_INT32"),
+        node("relu", "Relu", ["x"], **F),
+        node("flat", "Reshape", ["relu", "target"], **F, Tshape={"type": "DT_INT32"}),
+    ]
+    model = load(nodes)
+    x = nf.tensor(np.array([[1.0, -2.0, 3.0]], np.float32))
+    try:
+        for size in (-1, 3, -1):
+            target = nf.tensor(np.array([size], np.int32))
+            out = model.execute({"x": x, "target": target}, "flat")
+            np.testing.assert_array_equal(out.numpy(), [1.0, 0.0, 3.0])
+            nf.dispose([out, target])
+        assert _steps(model)["flat"][1] is None
+    finally:
+        x.dispose()
         model.dispose()
 
 
