@@ -1,8 +1,9 @@
 """Matrix products split over native threads (``ndflow/backends/cpu/csrc/gemm_pool.c``, ``native_split.py``).
 
-Each chunk of rows is one ``cblas_sgemm`` of numpy's OpenBLAS, then the epilogue: the result must equal, bit
-for bit, ``np.matmul`` of the same rows followed by numpy's epilogue, whoever computed the chunk; the whole
-product is then float32-close to one ``np.matmul`` (OpenBLAS's kernels depend on the number of rows)."""
+Each chunk of rows (or of columns) is one ``cblas_sgemm`` of numpy's OpenBLAS, then the epilogue: the result
+must equal, bit for bit, ``np.matmul`` of the same rows (columns) followed by numpy's epilogue, whoever computed
+the chunk; the whole product is then float32-close to one ``np.matmul`` (OpenBLAS's kernels depend on the
+number of rows)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,62 @@ def test_chunks_equal_numpy_on_the_same_rows(act, threads, m, k, n, chunk):
     out = np.full((m, n), 123.0, np.float32)
     MODULE.matmul(a, b, out, bias, add, act, threads, chunk, 0.3, slopes if act == 4 else None)
     np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
+
+
+def _column_reference(a, b, bias, add, act, alpha, slopes, chunk) -> np.ndarray:
+    cols = []
+    for c0 in range(0, b.shape[1], chunk):
+        part = np.matmul(a, np.ascontiguousarray(b[:, c0 : c0 + chunk]))
+        cut = slice(c0, c0 + chunk)
+        sl = None if slopes is None else slopes[cut]
+        cols.append(
+            _epilogue(part, None if bias is None else bias[cut], None if add is None else add[:, cut], act, alpha, sl)
+        )
+    return np.concatenate(cols, axis=1) if cols else np.empty((a.shape[0], 0), np.float32)
+
+
+@needs_module
+@pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(("m", "k", "n", "chunk"), [(36, 40, 96, 32), (9, 7, 50, 16), (100, 33, 64, 48), (3, 3, 6, 2)])
+def test_column_chunks_equal_numpy_on_the_same_columns(act, threads, m, k, n, chunk):
+    a, b = RNG.standard_normal((m, k)).astype(np.float32), RNG.standard_normal((k, n)).astype(np.float32)
+    bias, add, slopes = _special((n,)), _special((m, n)), RNG.standard_normal(n).astype(np.float32)
+    want = _column_reference(a, b, bias, add, act, 0.3, slopes, chunk)
+    out = np.full((m, n), 123.0, np.float32)
+    MODULE.matmul(a, b, out, bias, add, act, threads, chunk, 0.3, slopes if act == 4 else None, True)
+    np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
+    plain = np.full((m, n), 123.0, np.float32)
+    MODULE.matmul(a, b, plain, None, None, 0, threads, chunk, 0.0, None, True)
+    np.testing.assert_array_equal(plain, _column_reference(a, b, None, None, 0, 0.0, None, chunk))
+
+
+@needs_module
+@pytest.mark.parametrize(
+    ("m", "k", "n", "by_cols", "chunk"),
+    [
+        (36, 256, 320, True, 160),
+        (16, 256, 512, True, 256),
+        (8, 1024, 96, True, 48),
+        (120, 256, 256, False, 60),
+        (36, 512, 48, False, 18),
+    ],
+)
+def test_few_rows_split_by_columns(monkeypatch, m, k, n, by_cols, chunk):
+    """Under 112 rows (and from 8) a product splits by columns, one chunk per thread; else by rows."""
+    calls = []
+
+    class Spy:
+        def matmul(self, *args):
+            calls.append(args)
+            return MODULE.matmul(*args)
+
+    monkeypatch.setattr(native_split, "_load", Spy)
+    a, b = RNG.standard_normal((m, k)).astype(np.float32), RNG.standard_normal((k, n)).astype(np.float32)
+    out = np.empty((m, n), np.float32)
+    assert native_split.matmul_into(a, b, out, 2)
+    assert [(c[7], c[-1]) for c in calls] == [(chunk, by_cols)]
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-3)
 
 
 @needs_module

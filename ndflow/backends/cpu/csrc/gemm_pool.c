@@ -66,6 +66,7 @@ typedef struct {
     const float *a, *b, *bias, *add, *slopes;
     float *out;
     int64_t m, k, n, chunk;
+    int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
     int act;
     float alpha;
     atomic_long next;      /* next chunk to claim */
@@ -87,61 +88,70 @@ static atomic_long generation = 0;
 static atomic_int sleepers = 0;
 static int n_workers = 0;
 
-/* Rows [r0, r0 + rows) of the product, the left matrix's rows read from ``a`` (their first row). */
-static void sgemm_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
+/* Rows [r0, r0 + rows) and columns [c0, c0 + cols) of the product, the left matrix's rows read from ``a``
+ * (their first row). */
+static void sgemm_block(const Job *job, const float *a, int64_t r0, int64_t rows, int64_t c0, int64_t cols)
 {
+    float *c = job->out + r0 * job->n + c0;
     if (sgemm_ilp64)
-        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, job->n, job->k, 1.0f, a, job->k, job->b, job->n, 0.0f,
-                                job->out + r0 * job->n, job->n);
+        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, cols, job->k, 1.0f, a, job->k, job->b + c0, job->n, 0.0f, c,
+                                job->n);
     else
-        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)job->n, (int32_t)job->k, 1.0f, a,
-                                (int32_t)job->k, job->b, (int32_t)job->n, 0.0f, job->out + r0 * job->n,
-                                (int32_t)job->n);
+        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)cols, (int32_t)job->k, 1.0f, a,
+                                (int32_t)job->k, job->b + c0, (int32_t)job->n, 0.0f, c, (int32_t)job->n);
 }
 
-static void epilogue(const Job *job, int64_t r0, int64_t rows)
+/* The epilogue on rows [r0, r0 + rows) and columns [c0, c0 + cols) of the output: bias, residual, activation,
+ * each value through the same operations in the same order whatever the block. */
+static void epilogue(const Job *job, int64_t r0, int64_t rows, int64_t c0, int64_t cols)
 {
     const int64_t n = job->n;
     const int act = job->act;
-    const float *restrict bias = job->bias;
-    const float *restrict add = job->add ? job->add + r0 * n : NULL;
-    float *restrict y = job->out + r0 * n;
+    const float *restrict bias = job->bias ? job->bias + c0 : NULL;
+    float *restrict y = job->out + r0 * n + c0;
     const float zero = 0.0f, six = 6.0f;
-    const int64_t total = rows * n;
     if (bias)
         for (int64_t i = 0; i < rows; i++) {
             float *restrict row = y + i * n;
-            for (int64_t c = 0; c < n; c++)
+            for (int64_t c = 0; c < cols; c++)
                 row[c] += bias[c];
         }
-    if (add)
-        for (int64_t j = 0; j < total; j++)
-            y[j] += add[j];
-    if (act == 1) {
-        for (int64_t j = 0; j < total; j++) {
-            float v = y[j];
-            y[j] = v < zero ? zero : v;
+    /* whole rows are one contiguous span; a block of columns is one span per row */
+    const int64_t spans = cols == n ? 1 : rows, width = cols == n ? rows * n : cols;
+    for (int64_t s = 0; s < spans; s++) {
+        float *restrict ys = y + s * n;
+        if (job->add) {
+            const float *restrict as = job->add + r0 * n + c0 + s * n;
+            for (int64_t j = 0; j < width; j++)
+                ys[j] += as[j];
         }
-    } else if (act == 2) {
-        for (int64_t j = 0; j < total; j++) {
-            float v = y[j];
-            v = v < zero ? zero : v;
-            y[j] = v > six ? six : v;
+        if (act == 1) {
+            for (int64_t j = 0; j < width; j++) {
+                float v = ys[j];
+                ys[j] = v < zero ? zero : v;
+            }
+        } else if (act == 2) {
+            for (int64_t j = 0; j < width; j++) {
+                float v = ys[j];
+                v = v < zero ? zero : v;
+                ys[j] = v > six ? six : v;
+            }
+        } else if (act == 3) {
+            /* v * 1 is v, bit for bit (NaN, -0 and infinities included); with -fno-trapping-math the select
+             * and the multiply vectorize */
+            const float alpha = job->alpha, one = 1.0f;
+            for (int64_t j = 0; j < width; j++) {
+                float v = ys[j];
+                ys[j] = v * (v < zero ? alpha : one);
+            }
         }
-    } else if (act == 3) {
-        /* v * 1 is v, bit for bit (NaN, -0 and infinities included); with -fno-trapping-math the select
-         * and the multiply vectorize */
-        const float alpha = job->alpha, one = 1.0f;
-        for (int64_t j = 0; j < total; j++) {
-            float v = y[j];
-            y[j] = v * (v < zero ? alpha : one);
-        }
-    } else if (act == 4) {
-        const float *restrict slopes = job->slopes;
+    }
+    if (act == 4) {
+        const float *restrict slopes = job->slopes + c0;
         const float one = 1.0f;
         for (int64_t i = 0; i < rows; i++) {
             float *restrict row = y + i * n;
-            for (int64_t c = 0; c < n; c++) {
+            for (int64_t c = 0; c < cols; c++) {
                 float v = row[c], slope = slopes[c]; /* loaded unconditionally, so the loop vectorizes */
                 row[c] = v * (v < zero ? slope : one);
             }
@@ -193,7 +203,7 @@ static void conv_chunk(Job *job, int64_t r0, int64_t rows)
         return;
     }
     job->cols(job->ctx, r0, r0 + rows, cols);
-    sgemm_rows(job, cols, r0, rows);
+    sgemm_block(job, cols, r0, rows, 0, job->n);
 }
 
 static void work(Job *job)
@@ -202,17 +212,21 @@ static void work(Job *job)
         long c = atomic_fetch_add(&job->next, 1);
         if (c >= job->chunks)
             return;
-        int64_t r0 = c * job->chunk;
-        int64_t rows = job->m - r0 < job->chunk ? job->m - r0 : job->chunk;
+        int64_t start = c * job->chunk, total = job->by_cols ? job->n : job->m;
+        int64_t size = total - start < job->chunk ? total - start : job->chunk;
         if (job->rows) {
-            job->rows(job->ctx, r0, r0 + rows);
+            job->rows(job->ctx, start, start + size);
+        } else if (job->by_cols) {
+            sgemm_block(job, job->a, 0, job->m, start, size);
+            if (job->bias || job->add || job->act)
+                epilogue(job, 0, job->m, start, size);
         } else {
             if (job->cols)
-                conv_chunk(job, r0, rows);
+                conv_chunk(job, start, size);
             else
-                sgemm_rows(job, job->a + r0 * job->k, r0, rows);
+                sgemm_block(job, job->a + start * job->k, start, size, 0, job->n);
             if (job->bias || job->add || job->act)
-                epilogue(job, r0, rows);
+                epilogue(job, start, size, 0, job->n);
         }
         atomic_fetch_add(&job->done, 1);
     }
@@ -400,7 +414,7 @@ static Job *new_job(void)
 
 /* A product job's right matrix, output, epilogue and chunks, from the arrays taken. */
 static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, int64_t n, int act, float alpha,
-                        int64_t chunk)
+                        int64_t chunk, int by_cols)
 {
     job->b = arrays->view[B_].buf;
     job->out = arrays->view[OUT_].buf;
@@ -413,7 +427,9 @@ static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, in
     job->n = n;
     job->act = act;
     job->chunk = chunk;
-    job->chunks = m > 0 ? (long)((m + chunk - 1) / chunk) : 0;
+    job->by_cols = by_cols;
+    int64_t total = by_cols ? (m > 0 ? n : 0) : m;
+    job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
 }
 
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
@@ -433,16 +449,18 @@ static PyObject *gemm_configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add);
- * act 0 linear, 1 relu, 2 relu6, 3 leaky relu (alpha), 4 prelu (one slope per column) */
+/* matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): out = act(a @ b + bias +
+ * add); act 0 linear, 1 relu, 2 relu6, 3 leaky relu (alpha), 4 prelu (one slope per column). Chunks of ``chunk``
+ * rows, or with ``by_cols`` of ``chunk`` columns (each thread then packs only its columns of ``b``). */
 static PyObject *gemm_matmul(PyObject *self, PyObject *args)
 {
     PyObject *oa, *ob, *oout, *obias, *oadd, *oslopes = Py_None;
     int act, threads;
     long long chunk;
     float alpha = 0.0f;
-    if (!PyArg_ParseTuple(args, "OOOOOiiL|fO", &oa, &ob, &oout, &obias, &oadd, &act, &threads, &chunk, &alpha,
-                          &oslopes))
+    int by_cols = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOiiL|fOp", &oa, &ob, &oout, &obias, &oadd, &act, &threads, &chunk, &alpha,
+                          &oslopes, &by_cols))
         return NULL;
     if (sgemm_ptr == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_gemm.matmul: no sgemm configured");
@@ -471,7 +489,7 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         return NULL;
     }
     job->a = arrays.view[A_].buf;
-    set_product(job, &arrays, m, k, n, act, alpha, chunk);
+    set_product(job, &arrays, m, k, n, act, alpha, chunk, by_cols);
     dispatch(job, threads);
     release_arrays(&arrays);
     Py_RETURN_NONE;
@@ -577,7 +595,7 @@ static PyObject *gemm_conv(PyObject *self, PyObject *args)
         return NULL;
     }
     job->cols = (cols_fn)(uintptr_t)address;
-    set_product(job, &arrays, m, k, n, act, alpha, chunk);
+    set_product(job, &arrays, m, k, n, act, alpha, chunk, 0);
     int out_of_memory = dispatch(job, threads);
     release_views(views, held);
     release_arrays(&arrays);
@@ -627,7 +645,8 @@ static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_
 static PyMethodDef methods[] = {
     {"configure", gemm_configure, METH_VARARGS, "configure(sgemm_address, ilp64, spin_us=100): the cblas_sgemm to call; how long idle workers spin"},
     {"matmul", gemm_matmul, METH_VARARGS,
-     "matmul(a, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): out = act(a @ b + bias + add)"},
+     "matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): "
+     "out = act(a @ b + bias + add), in chunks of rows (or of columns)"},
     {"run_rows", gemm_run_rows, METH_VARARGS,
      "run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over the rows' chunks"},
     {"conv", gemm_conv, METH_VARARGS,
