@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from jit_util import needs_numba
+from test_cpu_native_split import sgemm_path  # noqa: F401 (a fixture)
 
 import ndflow as nf
 from ndflow.backends.cpu import native_split
@@ -178,6 +179,7 @@ def _conv_reference(x, w2, static, chunk, bias, add, act, alpha, slopes):
 @needs_module
 @pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}-s{c[3]}")
+@pytest.mark.usefixtures("sgemm_path")
 def test_convolution_chunks_equal_im2col_then_numpy_on_the_same_rows(case, act):
     from ndflow.backends.cpu.jit import _conv_rows
 

@@ -23,6 +23,14 @@ MODULE = native_split._load()
 needs_module = pytest.mark.skipif(MODULE is None, reason=f"native split unavailable: {native_split.status()}")
 
 
+@pytest.fixture
+def sgemm_path():
+    """Products of few columns on OpenBLAS's sgemm too (not the small kernel, test_cpu_small_products.py)."""
+    nf.env().set("CPU_SMALL_PRODUCTS", False)
+    yield
+    nf.env().set("CPU_SMALL_PRODUCTS", True)
+
+
 def test_built_where_a_compiler_exists():
     """pip install builds the module wherever a C compiler exists (setup.py, optional=True)."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
@@ -72,7 +80,7 @@ def _special(shape) -> np.ndarray:
 @pytest.mark.parametrize(
     ("m", "k", "n", "chunk"), [(100, 7, 5, 16), (64, 33, 40, 64), (257, 16, 24, 40), (31, 3, 2, 16)]
 )
-def test_chunks_equal_numpy_on_the_same_rows(act, threads, m, k, n, chunk):
+def test_chunks_equal_numpy_on_the_same_rows(act, threads, m, k, n, chunk, sgemm_path):
     a, b = RNG.standard_normal((m, k)).astype(np.float32), RNG.standard_normal((k, n)).astype(np.float32)
     bias, add, slopes = _special((n,)), _special((m, n)), RNG.standard_normal(n).astype(np.float32)
     want = _chunked_reference(a, b, bias, add, act, 0.3, slopes, chunk)
@@ -138,7 +146,7 @@ def test_few_rows_split_by_columns(monkeypatch, m, k, n, by_cols, chunk):
 
 
 @needs_module
-def test_without_bias_or_residual_and_empty():
+def test_without_bias_or_residual_and_empty(sgemm_path):
     a, b = RNG.standard_normal((50, 8)).astype(np.float32), RNG.standard_normal((8, 3)).astype(np.float32)
     out = np.empty((50, 3), np.float32)
     MODULE.matmul(a, b, out, None, None, 0, 2, 16)

@@ -15,6 +15,10 @@
  * 64-bit slots: the arrays' data pointers (0-7), their shapes (8-39, four slots per array), integers (40-55)
  * and doubles (56-63). A row's values do not depend on which thread computes it.
  *
+ * Products of fewer rows split by columns instead (``by_cols``): each thread then packs only its columns of the
+ * right matrix. Products of at most 32 columns run small_gemm.c's kernel (where the CPU has AVX-512F) instead of
+ * cblas_sgemm, epilogue included, on any number of threads (configure's small_k_max; 0 turns it off).
+ *
  * Results: each chunk is one cblas_sgemm call on its rows (the library's single-threaded kernel), then the
  * epilogue in the order of the numba kernels (bias, residual, activation), so a chunk has the bits of np.matmul on
  * its rows and of the numba epilogue. Chunks depend only on the shape and the thread count (deterministic); the
@@ -32,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "small_gemm.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
 #else
@@ -40,6 +46,7 @@
 
 #define MAX_WORKERS 15
 static int64_t spin_ns = 100000; /* a worker spins this long after its last job before it sleeps */
+static int64_t small_k_max = 0;   /* products of n <= 32 columns and k <= this run small_gemm_rows (0: never) */
 
 typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                            const float *, int64_t, float, float *, int64_t);
@@ -67,6 +74,7 @@ typedef struct {
     float *out;
     int64_t m, k, n, chunk;
     int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
+    float *bpack;          /* the right matrix packed for small_gemm_rows (n <= 32), or NULL: cblas_sgemm */
     int act;
     float alpha;
     atomic_long next;      /* next chunk to claim */
@@ -77,8 +85,10 @@ typedef struct {
 
 static void release(Job *job)
 {
-    if (atomic_fetch_sub(&job->refs, 1) == 1)
+    if (atomic_fetch_sub(&job->refs, 1) == 1) {
+        free(job->bpack);
         PyMem_RawFree(job);
+    }
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,6 +204,26 @@ static float *thread_scratch(int64_t values)
     return s->data;
 }
 
+/* Rows [r0, r0 + rows) of a product with few columns, epilogue included (small_gemm.c), from ``a``'s first row. */
+static void small_chunk(const Job *job, const float *a, int64_t r0, int64_t rows)
+{
+    SmallEpilogue ep = {job->bias, job->add ? job->add + r0 * job->n : NULL, job->slopes, job->n, job->act,
+                        job->alpha};
+    small_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
+}
+
+/* Rows [r0, r0 + rows) of a product, epilogue included, the left matrix's rows read from ``a``. */
+static void product_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
+{
+    if (job->bpack) {
+        small_chunk(job, a, r0, rows);
+        return;
+    }
+    sgemm_block(job, a, r0, rows, 0, job->n);
+    if (job->bias || job->add || job->act)
+        epilogue(job, r0, rows, 0, job->n);
+}
+
 /* One chunk of a convolution job: its column rows into this thread's buffer (in cache), then their product. */
 static void conv_chunk(Job *job, int64_t r0, int64_t rows)
 {
@@ -203,7 +233,7 @@ static void conv_chunk(Job *job, int64_t r0, int64_t rows)
         return;
     }
     job->cols(job->ctx, r0, r0 + rows, cols);
-    sgemm_block(job, cols, r0, rows, 0, job->n);
+    product_rows(job, cols, r0, rows);
 }
 
 static void work(Job *job)
@@ -220,13 +250,10 @@ static void work(Job *job)
             sgemm_block(job, job->a, 0, job->m, start, size);
             if (job->bias || job->add || job->act)
                 epilogue(job, 0, job->m, start, size);
+        } else if (job->cols) {
+            conv_chunk(job, start, size);
         } else {
-            if (job->cols)
-                conv_chunk(job, start, size);
-            else
-                sgemm_block(job, job->a + start * job->k, start, size, 0, job->n);
-            if (job->bias || job->add || job->act)
-                epilogue(job, start, size, 0, job->n);
+            product_rows(job, job->a + start * job->k, start, size);
         }
         atomic_fetch_add(&job->done, 1);
     }
@@ -430,22 +457,26 @@ static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, in
     job->by_cols = by_cols;
     int64_t total = by_cols ? (m > 0 ? n : 0) : m;
     job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
+    /* few columns: the small kernel (no memory for its packed copy: cblas_sgemm, with the same meaning) */
+    if (!by_cols && m > 0 && n <= SMALL_N_MAX && k <= small_k_max)
+        job->bpack = small_pack(job->b, k, n);
 }
 
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
 {
     unsigned long long address;
     int ilp64;
-    long long spin_us = 100;
-    if (!PyArg_ParseTuple(args, "Kp|L", &address, &ilp64, &spin_us))
+    long long spin_us = 100, k_max = 0;
+    if (!PyArg_ParseTuple(args, "Kp|LL", &address, &ilp64, &spin_us, &k_max))
         return NULL;
-    if (spin_us < 0) {
-        PyErr_SetString(PyExc_ValueError, "_gemm.configure: spin_us must be at least 0");
+    if (spin_us < 0 || k_max < 0) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.configure: spin_us and small_k_max must be at least 0");
         return NULL;
     }
     sgemm_ptr = (void *)(uintptr_t)address;
     sgemm_ilp64 = ilp64;
     spin_ns = spin_us * 1000;
+    small_k_max = small_gemm_supported() ? k_max : 0;
     Py_RETURN_NONE;
 }
 
@@ -642,8 +673,13 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
 
 static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_FromLong(n_workers); }
 
+static PyObject *gemm_small_k_max(PyObject *self, PyObject *noargs) { return PyLong_FromLongLong(small_k_max); }
+
 static PyMethodDef methods[] = {
-    {"configure", gemm_configure, METH_VARARGS, "configure(sgemm_address, ilp64, spin_us=100): the cblas_sgemm to call; how long idle workers spin"},
+    {"configure", gemm_configure, METH_VARARGS,
+     "configure(sgemm_address, ilp64, spin_us=100, small_k_max=0): the cblas_sgemm to call; how long idle workers "
+     "spin; products of at most 32 columns and small_k_max rows of b run the small kernel (where AVX-512F is)"},
+    {"small_k_max", gemm_small_k_max, METH_NOARGS, "small_k_max(): the configured limit (0: small kernel off)"},
     {"matmul", gemm_matmul, METH_VARARGS,
      "matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): "
      "out = act(a @ b + bias + add), in chunks of rows (or of columns)"},

@@ -486,10 +486,12 @@ def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, 
     rows, each one's im2col (a numba C callback, :mod:`._conv_rows`) then its product and epilogue on the thread
     that claimed it. False, with nothing written, where that does not apply (the caller runs the blocks)."""
     threads = cpu_parallel.threads()
-    if threads < 2 or 2 * route.work < native_split.MIN_FLOPS or not native_split.available():
+    if not native_split.available() or (ep_args is not None and ep_args[2] not in native_split.ACTS):
         return False
-    if ep_args is not None and ep_args[2] not in native_split.ACTS:
-        return False
+    if threads < 2 or 2 * route.work < native_split.MIN_FLOPS:
+        if not native_split.small_product(*w2.shape):
+            return False
+        threads = 1  # few output channels: the C module's small kernel, on this thread
     batch, out_h, out_w, _ = route.out_shape
     rows = batch * out_h
     per_row = 4 * out_w * w2.shape[0]

@@ -143,7 +143,8 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         args = None if ep.is_identity else ep.args(arrays, channels, y.shape)
         threads = cpu_parallel.threads()
         parts = threads if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
-        if 2 * route.work >= native_split.MIN_FLOPS and _native(xr, wr, y, args, threads):
+        large = 2 * route.work >= native_split.MIN_FLOPS
+        if (large or native_split.small_product(depth, channels)) and _native(xr, wr, y, args, threads):
             pass
         elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
 
@@ -175,8 +176,6 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
 def _native(x: np.ndarray, w: np.ndarray, y: np.ndarray, args: tuple | None, threads: int) -> bool:
     """The product and its epilogue split over native threads (:mod:`..native_split`), where that applies
     (an epilogue of bias, residual and a linear, relu, relu6, leaky relu or PReLU activation)."""
-    if threads < 2:
-        return False
     if args is None:
         return native_split.matmul_into(x, w, y, threads)
     bias, add, act, alpha, slopes = args

@@ -1,0 +1,31 @@
+/* Products of at most 32 output columns with their epilogue in registers (small_gemm.c). */
+#ifndef NDFLOW_SMALL_GEMM_H
+#define NDFLOW_SMALL_GEMM_H
+
+#include <stdint.h>
+
+#define SMALL_N_MAX 32
+
+/* The epilogue of rows: bias (n values) and slopes (act 4) or NULL; the residual ``add`` (row-major, ``ld_add``
+ * values per row, its row 0 the first row computed) or NULL; act 0 linear, 1 relu, 2 relu6, 3 leaky relu
+ * (alpha), 4 prelu. */
+typedef struct {
+    const float *bias, *add, *slopes;
+    int64_t ld_add;
+    int act;
+    float alpha;
+} SmallEpilogue;
+
+/* Whether this CPU runs the kernel (AVX-512F). */
+int small_gemm_supported(void);
+
+/* ``b`` (k x n, row-major, n <= SMALL_N_MAX) packed for small_gemm_rows: k rows of SMALL_N_MAX floats, zero-padded,
+ * 64-byte aligned (free it with free); NULL without memory or for a bad shape. */
+float *small_pack(const float *b, int64_t k, int64_t n);
+
+/* out[i][j] = epilogue(sum_p a[i][p] * b[p][j]) for i < rows, j < n: ``a`` with ``lda`` floats per row, ``out``
+ * with ``ldo``; ``bpack`` from small_pack. Only where small_gemm_supported(). */
+void small_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
+                     const SmallEpilogue *ep, float *out, int64_t ldo);
+
+#endif

@@ -1,0 +1,168 @@
+"""Products of few columns on the C module's own kernel (``ndflow/backends/cpu/csrc/small_gemm.c``).
+
+Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
+must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
+other kernels' (bit for bit on the same sums, NaN, infinities and signed zeros included); sums that are exact
+equal numpy's; others are float32-close to float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jit_util import needs_numba
+from test_cpu_native_split import _epilogue, _special
+
+import ndflow as nf
+from ndflow.backends.cpu import native_split
+from ndflow.backends.cpu import parallel as cpu_parallel
+
+RNG = np.random.default_rng(21)
+MODULE = native_split._load()
+needs_kernel = pytest.mark.skipif(
+    MODULE is None or MODULE.small_k_max() == 0,
+    reason="the small kernel needs the C module and a CPU with AVX-512F",
+)
+
+
+def _product(a, b, bias=None, add=None, act=0, alpha=0.0, slopes=None, threads=1, chunk=None) -> np.ndarray:
+    out = np.full((a.shape[0], b.shape[1]), np.nan, np.float32)
+    MODULE.matmul(a, b, out, bias, add, act, threads, chunk or max(1, a.shape[0]), alpha, slopes)
+    return out
+
+
+def _floats(*shape) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@needs_kernel
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 24, 32])
+@pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (8, 64), (9, 5), (100, 27)])
+def test_exact_sums_equal_numpy(m, k, n):
+    """Small integers: every product and partial sum is exact, so any order gives numpy's bits."""
+    a = RNG.integers(-8, 9, (m, k)).astype(np.float32)
+    b = RNG.integers(-8, 9, (k, n)).astype(np.float32)
+    np.testing.assert_array_equal(_product(a, b), a @ b)
+
+
+@needs_kernel
+@pytest.mark.parametrize(("m", "k", "n"), [(203, 24, 24), (64, 300, 32), (37, 9, 16), (50, 1024, 7)])
+def test_close_to_float64(m, k, n):
+    a, b = _floats(m, k), _floats(k, n)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(_product(a, b), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@needs_kernel
+@pytest.mark.parametrize("n", [8, 16, 24, 32])
+def test_a_row_does_not_depend_on_its_block_chunk_or_thread(n):
+    m, k = 203, 40
+    a, b, bias, add = _floats(m, k), _floats(k, n), _floats(n), _floats(m, n)
+    whole = _product(a, b, bias, add, 2)
+    for threads, chunk in [(2, 5), (3, 16), (2, 64)]:
+        np.testing.assert_array_equal(_product(a, b, bias, add, 2, threads=threads, chunk=chunk), whole)
+    for start in (0, 1, 3, 7, 100, 202):  # the rows land at other positions of the 4- and 8-row blocks
+        part = _product(a[start:], b, bias, add[start:], 2)
+        np.testing.assert_array_equal(part, whole[start:])
+
+
+@needs_kernel
+@pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("n", [3, 16, 20, 32])
+def test_the_epilogue_is_the_other_kernels(act, n):
+    """Bias, residual and activation on the kernel's own sums: numpy's epilogue of those sums, bit for bit."""
+    m, k = 45, 12
+    a, b = _floats(m, k), _floats(k, n)
+    bias, add, slopes = _special((n,)), _special((m, n)), _floats(n)
+    sums = _product(a, b)
+    for bias_, add_ in [(bias, add), (bias, None), (None, add), (None, None)]:
+        got = _product(a, b, bias_, add_, act, 0.3, slopes if act == 4 else None, threads=2, chunk=8)
+        want = _epilogue(sums, bias_, add_, act, 0.3, slopes)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@needs_kernel
+def test_only_few_columns_and_a_short_inner_dimension():
+    assert native_split.small_product(native_split.SMALL_K_MAX, 32)
+    assert not native_split.small_product(native_split.SMALL_K_MAX + 1, 32)
+    assert not native_split.small_product(24, 33)
+    # one thread is enough: a product under the split's minimum still runs it
+    a, b, out = _floats(40, 16), _floats(16, 24), np.empty((40, 24), np.float32)
+    assert 2 * 40 * 16 * 24 < native_split.MIN_FLOPS
+    assert native_split.matmul_into(a, b, out, 1)
+    np.testing.assert_array_equal(out, _product(a, b))
+
+
+@needs_kernel
+def test_the_flag_turns_it_off():
+    a, b = _floats(64, 24), _floats(24, 24)
+    small = _product(a, b)
+    nf.env().set("CPU_SMALL_PRODUCTS", False)
+    try:
+        assert MODULE.small_k_max() == 0 and not native_split.small_product(24, 24)
+        np.testing.assert_array_equal(_product(a, b), np.matmul(a, b))  # one sgemm call on the same rows
+        out = np.empty((64, 24), np.float32)
+        assert not native_split.matmul_into(a, b, out, 1)  # one thread, nothing to split: the caller computes
+    finally:
+        nf.env().set("CPU_SMALL_PRODUCTS", True)
+    assert MODULE.small_k_max() == native_split.SMALL_K_MAX
+    np.testing.assert_array_equal(_product(a, b), small)
+
+
+@needs_numba
+@needs_kernel
+@pytest.mark.parametrize("act", [0, 2, 4])
+def test_convolution_jobs_equal_im2col_then_the_kernel(act):
+    """A convolution job's chunks (im2col in the claiming thread) give the bits of the kernel on the whole
+    column matrix."""
+    from ndflow.backends.cpu.jit import kernels
+
+    k = kernels()  # before _conv_rows, which imports the kernels' modules
+    from ndflow.backends.cpu.jit import _conv_rows
+
+    x = _floats(1, 21, 19, 5)
+    static = (3, 3, 1, 1, 1, 1, 1, 1, 21, 19)
+    rows, channels = 21 * 19, 24
+    w2 = _floats(45, channels)
+    bias, add, slopes = _floats(channels), _floats(rows, channels), _floats(channels)
+    cols = np.empty((rows, 45), np.float32)
+    k.im2col2d(x, cols, *static, 0, 21)
+    sl = slopes if act == 4 else None
+    want = _product(cols, w2, bias, add, act, 0.0, sl)
+    for threads, chunk_rows in [(1, 21), (2, 1), (2, 3)]:
+        y = np.full((rows, channels), np.nan, np.float32)
+        address = _conv_rows.im2col_rows.address
+        assert native_split.conv_into(address, x, static, w2, y, threads, chunk_rows * 19, bias, add, act, 0.0, sl)
+        np.testing.assert_array_equal(y, want)
+
+
+@needs_numba
+@needs_kernel
+def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch):
+    monkeypatch.setattr(cpu_parallel, "threads", lambda: 2)
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    try:
+        x = nf.tensor(_floats(1, 30, 30, 24))
+        w1, w3, bias = nf.tensor(_floats(1, 1, 24, 24)), nf.tensor(_floats(3, 3, 24, 16)), nf.tensor(_floats(24))
+
+        def run() -> list[np.ndarray]:
+            a = nf.fused.conv2d(x=x, filter=w1, strides=1, pad="valid", bias=bias, activation="relu6")
+            b = nf.conv2d(x, w3, 1, "same")
+            values = [a.numpy(), b.numpy()]
+            nf.dispose([a, b])
+            return values
+
+        first = run()
+        for again in (run(), run()):
+            for u, v in zip(first, again, strict=True):
+                np.testing.assert_array_equal(u, v)
+        nf.env().set("CPU_SMALL_PRODUCTS", False)
+        try:
+            openblas = run()
+        finally:
+            nf.env().set("CPU_SMALL_PRODUCTS", True)
+        for u, v in zip(first, openblas, strict=True):
+            np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5)
+        nf.dispose([x, w1, w3, bias])
+    finally:
+        nf.set_backend(previous)
