@@ -1,4 +1,4 @@
-"""Products of few columns on the C module's own kernel (``ndflow/backends/cpu/csrc/small_gemm.c``).
+"""Products on the C module's own kernel (``ndflow/backends/cpu/csrc/small_gemm.c``), by blocks of 64 columns.
 
 Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
 must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
@@ -35,7 +35,7 @@ def _floats(*shape) -> np.ndarray:
 
 
 @needs_kernel
-@pytest.mark.parametrize("n", [1, 5, 16, 17, 24, 32])
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 24, 32, 33, 64, 65, 130])
 @pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (8, 64), (9, 5), (100, 27)])
 def test_exact_sums_equal_numpy(m, k, n):
     """Small integers: every product and partial sum is exact, so any order gives numpy's bits."""
@@ -45,7 +45,9 @@ def test_exact_sums_equal_numpy(m, k, n):
 
 
 @needs_kernel
-@pytest.mark.parametrize(("m", "k", "n"), [(203, 24, 24), (64, 300, 32), (37, 9, 16), (50, 1024, 7)])
+@pytest.mark.parametrize(
+    ("m", "k", "n"), [(203, 24, 24), (64, 300, 32), (37, 9, 16), (50, 1024, 7), (70, 33, 100), (9, 64, 129)]
+)
 def test_close_to_float64(m, k, n):
     a, b = _floats(m, k), _floats(k, n)
     want = a.astype(np.float64) @ b.astype(np.float64)
@@ -53,7 +55,7 @@ def test_close_to_float64(m, k, n):
 
 
 @needs_kernel
-@pytest.mark.parametrize("n", [8, 16, 24, 32])
+@pytest.mark.parametrize("n", [8, 16, 24, 32, 48, 64, 80, 150])
 def test_a_row_does_not_depend_on_its_block_chunk_or_thread(n):
     m, k = 203, 40
     a, b, bias, add = _floats(m, k), _floats(k, n), _floats(n), _floats(m, n)
@@ -67,7 +69,7 @@ def test_a_row_does_not_depend_on_its_block_chunk_or_thread(n):
 
 @needs_kernel
 @pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("n", [3, 16, 20, 32])
+@pytest.mark.parametrize("n", [3, 16, 20, 32, 40, 64, 100])
 def test_the_epilogue_is_the_other_kernels(act, n):
     """Bias, residual and activation on the kernel's own sums: numpy's epilogue of those sums, bit for bit."""
     m, k = 45, 12
@@ -81,15 +83,19 @@ def test_the_epilogue_is_the_other_kernels(act, n):
 
 
 @needs_kernel
-def test_only_few_columns_and_a_short_inner_dimension():
-    assert native_split.small_product(native_split.SMALL_K_MAX, 32)
-    assert not native_split.small_product(native_split.SMALL_K_MAX + 1, 32)
-    assert not native_split.small_product(24, 33)
+def test_a_short_inner_dimension_and_enough_rows():
+    assert native_split.small_product(native_split.SMALL_MIN_ROWS, native_split.SMALL_K_MAX)
+    assert not native_split.small_product(native_split.SMALL_MIN_ROWS, native_split.SMALL_K_MAX + 1)
+    assert not native_split.small_product(native_split.SMALL_MIN_ROWS - 1, 24)
     # one thread is enough: a product under the split's minimum still runs it
     a, b, out = _floats(40, 16), _floats(16, 24), np.empty((40, 24), np.float32)
     assert 2 * 40 * 16 * 24 < native_split.MIN_FLOPS
     assert native_split.matmul_into(a, b, out, 1)
     np.testing.assert_array_equal(out, _product(a, b))
+    # wide products too, by blocks of 64 columns
+    a, b = _floats(150, 40), _floats(40, 200)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(_product(a, b, threads=2, chunk=32), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
 @needs_kernel
@@ -141,17 +147,17 @@ def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch
     monkeypatch.setattr(cpu_parallel, "threads", lambda: 2)
     previous = nf.get_backend()
     nf.set_backend("cpu")
+    x = nf.tensor(_floats(1, 30, 30, 24))
+    w1, w3, bias = nf.tensor(_floats(1, 1, 24, 24)), nf.tensor(_floats(3, 3, 24, 16)), nf.tensor(_floats(24))
+
+    def run() -> list[np.ndarray]:
+        a = nf.fused.conv2d(x=x, filter=w1, strides=1, pad="valid", bias=bias, activation="relu6")
+        b = nf.conv2d(x, w3, 1, "same")
+        values = [a.numpy(), b.numpy()]
+        nf.dispose([a, b])
+        return values
+
     try:
-        x = nf.tensor(_floats(1, 30, 30, 24))
-        w1, w3, bias = nf.tensor(_floats(1, 1, 24, 24)), nf.tensor(_floats(3, 3, 24, 16)), nf.tensor(_floats(24))
-
-        def run() -> list[np.ndarray]:
-            a = nf.fused.conv2d(x=x, filter=w1, strides=1, pad="valid", bias=bias, activation="relu6")
-            b = nf.conv2d(x, w3, 1, "same")
-            values = [a.numpy(), b.numpy()]
-            nf.dispose([a, b])
-            return values
-
         first = run()
         for again in (run(), run()):
             for u, v in zip(first, again, strict=True):
@@ -162,7 +168,7 @@ def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch
         finally:
             nf.env().set("CPU_SMALL_PRODUCTS", True)
         for u, v in zip(first, openblas, strict=True):
-            np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5)
-        nf.dispose([x, w1, w3, bias])
+            np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5 * np.abs(v).max())
     finally:
+        nf.dispose([x, w1, w3, bias])
         nf.set_backend(previous)

@@ -48,11 +48,14 @@ MIN_COLUMN_SPLIT_ROWS = 8
 MIN_CHUNK_COLUMNS = 32
 COLUMN_CHUNKS_PER_THREAD = 1
 
-#: Products of at most 32 columns whose right matrix has at most this many rows run the C module's own kernel
-#: (``csrc/small_gemm.c``, where the CPU has AVX-512F), on one thread too: 2-3x faster than OpenBLAS there
-#: (24 -> 24 channels over 16384 positions: 314 -> 143 us on one core), 1.1-1.4x at a thousand rows.
+#: Products whose inner dimension is at most this run the C module's own kernel (``csrc/small_gemm.c``, where
+#: the CPU has AVX-512F) instead of OpenBLAS's sgemm, on one thread too, the epilogue in registers. numpy's
+#: OpenBLAS here runs its AVX2 kernels: from 24 -> 24 channels over 16384 positions (314 -> 143 us on one
+#: core) to 576 x 1024 @ 1024 x 128 (1466 -> 694 us), about 2x faster. Past this, a block of the right matrix
+#: no longer fits one core's L2: two threads reading it were slower than OpenBLAS.
 SMALL_K_MAX = 1024
-SMALL_N_MAX = 32
+#: Fewer rows than this run OpenBLAS: packing the right matrix would cost more than the product gains.
+SMALL_MIN_ROWS = 8
 
 #: The epilogue activations of the C module (the jit's codes): linear, relu, relu6, leaky relu, PReLU.
 ACTS = (0, 1, 2, 3, 4)
@@ -141,8 +144,8 @@ def matmul_into(
         return False
     m, k = a.shape
     n = b.shape[1]
-    small = small_product(k, n)
-    by_cols = not small and MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS
+    by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
+    small = not by_cols and small_product(m, k)
     if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
         if not small:
             return False
@@ -162,10 +165,13 @@ def matmul_into(
     return True
 
 
-def small_product(k: int, n: int) -> bool:
-    """Whether a product of ``k`` rows by ``n`` columns on the right runs the C module's small kernel."""
+def small_product(m: int, k: int) -> bool:
+    """Whether a product of ``m`` rows and an inner dimension ``k`` (split by rows) runs the C module's own
+    kernel instead of OpenBLAS's sgemm."""
+    if m < SMALL_MIN_ROWS:
+        return False
     module = _load()
-    return n <= SMALL_N_MAX and module is not None and k <= module.small_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
+    return module is not None and k <= module.small_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
 
 
 def available() -> bool:
@@ -207,7 +213,9 @@ def conv_into(
     claiming thread's buffer just before their product. False, with nothing written, where that does not apply
     (no workers, an activation the C epilogue does not have). One thread is enough where the small kernel
     runs (:func:`small_product`)."""
-    if act not in ACTS or (act == 4 and slopes is None) or (threads < 2 and not small_product(*w2.shape)):
+    if act not in ACTS or (act == 4 and slopes is None):
+        return False
+    if threads < 2 and not small_product(out.shape[0], w2.shape[0]):
         return False
     module = _load()
     if module is None or not env().get("CPU_NATIVE_SPLIT"):

@@ -458,7 +458,7 @@ static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, in
     int64_t total = by_cols ? (m > 0 ? n : 0) : m;
     job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
     /* few columns: the small kernel (no memory for its packed copy: cblas_sgemm, with the same meaning) */
-    if (!by_cols && m > 0 && n <= SMALL_N_MAX && k <= small_k_max)
+    if (!by_cols && m > 0 && k <= small_k_max)
         job->bpack = small_pack(job->b, k, n);
 }
 

@@ -37,32 +37,39 @@ int small_gemm_supported(void)
 float *small_pack(const float *b, int64_t k, int64_t n)
 {
     float *p = NULL;
-    if (n < 1 || n > SMALL_N_MAX || k < 1)
+    if (n < 1 || k < 1)
         return NULL;
-    if (posix_memalign((void **)&p, 64, (size_t)(k * SMALL_N_MAX) * sizeof(float)) != 0)
+    const int64_t blocks = (n + SMALL_BLOCK - 1) / SMALL_BLOCK;
+    if (posix_memalign((void **)&p, 64, (size_t)(blocks * k * SMALL_BLOCK) * sizeof(float)) != 0)
         return NULL;
-    for (int64_t i = 0; i < k; i++) {
-        memcpy(p + i * SMALL_N_MAX, b + i * n, (size_t)n * sizeof(float));
-        memset(p + i * SMALL_N_MAX + n, 0, (size_t)(SMALL_N_MAX - n) * sizeof(float));
+    for (int64_t j = 0; j < blocks; j++) {
+        const int64_t c0 = j * SMALL_BLOCK, width = n - c0 < SMALL_BLOCK ? n - c0 : SMALL_BLOCK;
+        const int64_t stride = (width + 15) / 16 * 16;
+        float *dst = p + j * k * SMALL_BLOCK;
+        for (int64_t i = 0; i < k; i++) {
+            memcpy(dst + i * stride, b + i * n + c0, (size_t)width * sizeof(float));
+            memset(dst + i * stride + width, 0, (size_t)(stride - width) * sizeof(float));
+        }
     }
     return p;
 }
 
 #if HAVE_SMALL
 typedef struct {
-    __mmask16 mask[2];
-    __m512 bias[2], slopes[2], alpha;
+    __mmask16 mask[SMALL_BLOCK / 16];
+    __m512 bias[SMALL_BLOCK / 16], slopes[SMALL_BLOCK / 16], alpha;
     const SmallEpilogue *ep;
 } Finish;
 
-__attribute__((target("avx512f"))) static inline __m512 finish(const Finish *f, __m512 v, int half, int64_t row)
+__attribute__((target("avx512f"), always_inline)) static inline __m512 finish(const Finish *f, __m512 v, int part,
+                                                                              int64_t row)
 {
     const SmallEpilogue *ep = f->ep;
     const __m512 zero = _mm512_setzero_ps();
     if (ep->bias)
-        v = _mm512_add_ps(v, f->bias[half]);
+        v = _mm512_add_ps(v, f->bias[part]);
     if (ep->add)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(f->mask[half], ep->add + row * ep->ld_add + 16 * half));
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(f->mask[part], ep->add + row * ep->ld_add + 16 * part));
     switch (ep->act) {
     case 1: /* v < 0 ? 0 : v: max returns its second operand for NaN and for equal zeros */
         v = _mm512_max_ps(zero, v);
@@ -76,7 +83,7 @@ __attribute__((target("avx512f"))) static inline __m512 finish(const Finish *f, 
         break;
     case 4:
         v = _mm512_mul_ps(v, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), _mm512_set1_ps(1.0f),
-                                                  f->slopes[half]));
+                                                  f->slopes[part]));
         break;
     default:
         break;
@@ -84,21 +91,41 @@ __attribute__((target("avx512f"))) static inline __m512 finish(const Finish *f, 
     return v;
 }
 
-__attribute__((target("avx512f"))) static inline void store(const Finish *f, float *out, int64_t ldo, int64_t row,
-                                                             __m512 v0, __m512 v1, int two)
+/* ``R`` rows from ``row`` (``a`` at its first), ``NV`` vectors of 16 columns each (constants once inlined: the
+ * R * NV sums stay in registers). */
+__attribute__((target("avx512f"), always_inline)) static inline void block(const Finish *f, const float *a,
+                                                                           int64_t lda, int64_t k, const float *bp,
+                                                                           float *out, int64_t ldo, int64_t row,
+                                                                           const int R, const int NV)
 {
-    _mm512_mask_storeu_ps(out + row * ldo, f->mask[0], finish(f, v0, 0, row));
-    if (two)
-        _mm512_mask_storeu_ps(out + row * ldo + 16, f->mask[1], finish(f, v1, 1, row));
+    __m512 c[8][SMALL_BLOCK / 16];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++)
+            c[r][v] = _mm512_setzero_ps();
+    const int64_t stride = 16 * NV;
+    for (int64_t p = 0; p < k; p++) {
+        __m512 b[SMALL_BLOCK / 16];
+        for (int v = 0; v < NV; v++)
+            b[v] = _mm512_load_ps(bp + p * stride + 16 * v);
+        for (int r = 0; r < R; r++) {
+            const __m512 x = _mm512_set1_ps(a[r * lda + p]);
+            for (int v = 0; v < NV; v++)
+                c[r][v] = _mm512_fmadd_ps(x, b[v], c[r][v]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(out + (row + r) * ldo + 16 * v, f->mask[v], finish(f, c[r][v], v, row + r));
 }
 
-#define FMA2(r)                                                                                                   \
+/* Rows in blocks of R (about 8-16 sums in registers), then one at a time: the same sums either way. */
+#define ROWS(R, NV)                                                                                               \
     do {                                                                                                          \
-        __m512 x = _mm512_set1_ps(a##r[p]);                                                                       \
-        c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                                \
-        c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                                \
+        for (; i + (R) <= rows; i += (R))                                                                         \
+            block(&f, a + i * lda, lda, k, bp, out, ldo, i, (R), (NV));                                           \
+        for (; i < rows; i++)                                                                                     \
+            block(&f, a + i * lda, lda, k, bp, out, ldo, i, 1, (NV));                                             \
     } while (0)
-#define FMA1(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a##r[p]), b0, c##r)
 
 __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64_t lda, int64_t rows, int64_t k,
                                                            const float *bp, int64_t n, const SmallEpilogue *ep,
@@ -106,67 +133,28 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
 {
     Finish f;
     f.ep = ep;
-    f.mask[0] = n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
-    f.mask[1] = n <= 16 ? (__mmask16)0 : n >= 32 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - 16)) - 1);
-    for (int h = 0; h < 2; h++) {
-        f.bias[h] = ep->bias ? _mm512_maskz_loadu_ps(f.mask[h], ep->bias + 16 * h) : _mm512_setzero_ps();
-        f.slopes[h] = ep->slopes ? _mm512_maskz_loadu_ps(f.mask[h], ep->slopes + 16 * h) : _mm512_setzero_ps();
+    const int nv = (int)((n + 15) / 16);
+    for (int v = 0; v < SMALL_BLOCK / 16; v++) {
+        int64_t left = n - 16 * v;
+        f.mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
+        f.bias[v] = ep->bias ? _mm512_maskz_loadu_ps(f.mask[v], ep->bias + 16 * v) : _mm512_setzero_ps();
+        f.slopes[v] = ep->slopes ? _mm512_maskz_loadu_ps(f.mask[v], ep->slopes + 16 * v) : _mm512_setzero_ps();
     }
     f.alpha = _mm512_set1_ps(ep->alpha);
-    const int two = n > 16;
     int64_t i = 0;
-    if (two) {
-        for (; i + 4 <= rows; i += 4) {
-            const float *a0 = a + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-            __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-                   c31 = c00;
-            for (int64_t p = 0; p < k; p++) {
-                const __m512 b0 = _mm512_load_ps(bp + p * SMALL_N_MAX), b1 = _mm512_load_ps(bp + p * SMALL_N_MAX + 16);
-                FMA2(0);
-                FMA2(1);
-                FMA2(2);
-                FMA2(3);
-            }
-            store(&f, out, ldo, i, c00, c01, 1);
-            store(&f, out, ldo, i + 1, c10, c11, 1);
-            store(&f, out, ldo, i + 2, c20, c21, 1);
-            store(&f, out, ldo, i + 3, c30, c31, 1);
-        }
-    } else {
-        for (; i + 8 <= rows; i += 8) {
-            const float *a0 = a + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
-                        *a5 = a4 + lda, *a6 = a5 + lda, *a7 = a6 + lda;
-            __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-            for (int64_t p = 0; p < k; p++) {
-                const __m512 b0 = _mm512_load_ps(bp + p * SMALL_N_MAX);
-                FMA1(0);
-                FMA1(1);
-                FMA1(2);
-                FMA1(3);
-                FMA1(4);
-                FMA1(5);
-                FMA1(6);
-                FMA1(7);
-            }
-            const __m512 none = _mm512_setzero_ps();
-            store(&f, out, ldo, i, c0, none, 0);
-            store(&f, out, ldo, i + 1, c1, none, 0);
-            store(&f, out, ldo, i + 2, c2, none, 0);
-            store(&f, out, ldo, i + 3, c3, none, 0);
-            store(&f, out, ldo, i + 4, c4, none, 0);
-            store(&f, out, ldo, i + 5, c5, none, 0);
-            store(&f, out, ldo, i + 6, c6, none, 0);
-            store(&f, out, ldo, i + 7, c7, none, 0);
-        }
-    }
-    for (; i < rows; i++) { /* the same sums, one row at a time */
-        const float *a0 = a + i * lda;
-        __m512 c00 = _mm512_setzero_ps(), c01 = c00;
-        for (int64_t p = 0; p < k; p++) {
-            const __m512 b0 = _mm512_load_ps(bp + p * SMALL_N_MAX), b1 = _mm512_load_ps(bp + p * SMALL_N_MAX + 16);
-            FMA2(0);
-        }
-        store(&f, out, ldo, i, c00, c01, two);
+    switch (nv) {
+    case 1:
+        ROWS(8, 1);
+        break;
+    case 2:
+        ROWS(4, 2);
+        break;
+    case 3:
+        ROWS(4, 3);
+        break;
+    default:
+        ROWS(4, 4);
+        break;
     }
 }
 #endif
@@ -175,7 +163,14 @@ void small_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const
                      const SmallEpilogue *ep, float *out, int64_t ldo)
 {
 #if HAVE_SMALL
-    rows_avx512(a, lda, rows, k, bpack, n, ep, out, ldo);
+    for (int64_t c0 = 0; c0 < n; c0 += SMALL_BLOCK) { /* each block of 64 columns over all the rows */
+        SmallEpilogue part = *ep;
+        part.bias = ep->bias ? ep->bias + c0 : NULL;
+        part.slopes = ep->slopes ? ep->slopes + c0 : NULL;
+        part.add = ep->add ? ep->add + c0 : NULL;
+        const int64_t width = n - c0 < SMALL_BLOCK ? n - c0 : SMALL_BLOCK;
+        rows_avx512(a, lda, rows, k, bpack + c0 * k, width, &part, out + c0, ldo);
+    }
 #else
     (void)a, (void)lda, (void)rows, (void)k, (void)bpack, (void)n, (void)ep, (void)out, (void)ldo;
 #endif

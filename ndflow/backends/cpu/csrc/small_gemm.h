@@ -1,10 +1,11 @@
-/* Products of at most 32 output columns with their epilogue in registers (small_gemm.c). */
+/* Float32 products with their epilogue in registers, by blocks of 64 columns (small_gemm.c). */
 #ifndef NDFLOW_SMALL_GEMM_H
 #define NDFLOW_SMALL_GEMM_H
 
 #include <stdint.h>
 
-#define SMALL_N_MAX 32
+/* columns per block: a block's rows are summed with 4-16 sums in registers */
+#define SMALL_BLOCK 64
 
 /* The epilogue of rows: bias (n values) and slopes (act 4) or NULL; the residual ``add`` (row-major, ``ld_add``
  * values per row, its row 0 the first row computed) or NULL; act 0 linear, 1 relu, 2 relu6, 3 leaky relu
@@ -19,8 +20,9 @@ typedef struct {
 /* Whether this CPU runs the kernel (AVX-512F). */
 int small_gemm_supported(void);
 
-/* ``b`` (k x n, row-major, n <= SMALL_N_MAX) packed for small_gemm_rows: k rows of SMALL_N_MAX floats, zero-padded,
- * 64-byte aligned (free it with free); NULL without memory or for a bad shape. */
+/* ``b`` (k x n, row-major) packed for small_gemm_rows: per block of 64 columns (at offset k * 64 * block), k rows
+ * of the block's width rounded up to 16 floats, zero-padded; 64-byte aligned (free it with free); NULL without
+ * memory or for a bad shape. */
 float *small_pack(const float *b, int64_t k, int64_t n);
 
 /* out[i][j] = epilogue(sum_p a[i][p] * b[p][j]) for i < rows, j < n: ``a`` with ``lda`` floats per row, ``out``

@@ -488,11 +488,11 @@ def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, 
     threads = cpu_parallel.threads()
     if not native_split.available() or (ep_args is not None and ep_args[2] not in native_split.ACTS):
         return False
-    if threads < 2 or 2 * route.work < native_split.MIN_FLOPS:
-        if not native_split.small_product(*w2.shape):
-            return False
-        threads = 1  # few output channels: the C module's small kernel, on this thread
     batch, out_h, out_w, _ = route.out_shape
+    if threads < 2 or 2 * route.work < native_split.MIN_FLOPS:
+        if not native_split.small_product(batch * out_h * out_w, w2.shape[0]):
+            return False
+        threads = 1  # the C module's own kernel, on this thread
     rows = batch * out_h
     per_row = 4 * out_w * w2.shape[0]
     chunk = max(1, min(-(-rows // (threads * native_split.CHUNKS_PER_THREAD)), NATIVE_CHUNK_BYTES // per_row))
