@@ -25,10 +25,10 @@ needs_module = pytest.mark.skipif(MODULE is None, reason=f"native split unavaila
 
 @pytest.fixture
 def sgemm_path():
-    """Products of few columns on OpenBLAS's sgemm too (not the small kernel, test_cpu_small_products.py)."""
-    nf.env().set("CPU_SMALL_PRODUCTS", False)
+    """Products on OpenBLAS's sgemm (not the AVX-512 kernel of test_cpu_avx512_products.py)."""
+    nf.env().set("CPU_AVX512_PRODUCTS", False)
     yield
-    nf.env().set("CPU_SMALL_PRODUCTS", True)
+    nf.env().set("CPU_AVX512_PRODUCTS", True)
 
 
 def test_built_where_a_compiler_exists():
@@ -195,13 +195,13 @@ def test_matmul_into_declines_what_it_does_not_do(sgemm_path):
 
 
 @needs_module
-@pytest.mark.parametrize("small", [False, True])
-def test_concurrent_callers_each_get_their_product(small):
+@pytest.mark.parametrize("own", [False, True])
+def test_concurrent_callers_each_get_their_product(own):
     """Two Python threads split products at once (one current job at a time in the pool: no mix-up)."""
     pairs = [(RNG.standard_normal((600, 48)).astype(np.float32), RNG.standard_normal((48, 40)).astype(np.float32))
              for _ in range(2)]  # fmt: skip
     results: list = [None, None]
-    nf.env().set("CPU_SMALL_PRODUCTS", small)  # OpenBLAS, or the C module's own kernel
+    nf.env().set("CPU_AVX512_PRODUCTS", own)  # OpenBLAS, or the C module's own kernel
 
     def run(i: int) -> None:
         a, b = pairs[i]
@@ -217,11 +217,11 @@ def test_concurrent_callers_each_get_their_product(small):
         t.start()
     for t in threads:
         t.join()
-    nf.env().set("CPU_SMALL_PRODUCTS", True)
+    nf.env().set("CPU_AVX512_PRODUCTS", True)
     for (a, b), outs in zip(pairs, results, strict=True):
         for out in outs:
             np.testing.assert_array_equal(out, outs[0])
-        if not small:
+        if not own:
             np.testing.assert_array_equal(outs[0], _chunked_reference(a, b, None, None, 0, 0, None, 64))
 
 

@@ -89,7 +89,7 @@ def _dumped(name: str) -> bool:
 
 # With OpenBLAS's products, one pixel of these segmentation masks (256x256 sigmoid) is 1.4-1.6e-3 of the scale
 # away from TF.js cpu; TF.js's own wasm backend is 3.8-4.1e-3 away there (float32 rounding through a steep
-# sigmoid). With the cpu backend's own product kernel (AVX-512 machines, csrc/small_gemm.c) they are within 1e-3.
+# sigmoid). With the cpu backend's own product kernel (AVX-512 machines, csrc/gemm_avx512.c) they are within 1e-3.
 SEGMENTATION_SPREAD = {"blazepose-full", "blazepose-lite"}
 
 

@@ -48,14 +48,14 @@ MIN_COLUMN_SPLIT_ROWS = 8
 MIN_CHUNK_COLUMNS = 32
 COLUMN_CHUNKS_PER_THREAD = 1
 
-#: Products whose inner dimension is at most this run the C module's own kernel (``csrc/small_gemm.c``, where
+#: Products whose inner dimension is at most this run the C module's own kernel (``csrc/gemm_avx512.c``, where
 #: the CPU has AVX-512F) instead of OpenBLAS's sgemm, on one thread too, the epilogue in registers. numpy's
 #: OpenBLAS here runs its AVX2 kernels: from 24 -> 24 channels over 16384 positions (314 -> 143 us on one
 #: core) to 576 x 1024 @ 1024 x 128 (1466 -> 694 us), about 2x faster. Past this, a block of the right matrix
 #: no longer fits one core's L2: two threads reading it were slower than OpenBLAS.
-SMALL_K_MAX = 1024
+AVX512_K_MAX = 1024
 #: Fewer rows than this run OpenBLAS: packing the right matrix would cost more than the product gains.
-SMALL_MIN_ROWS = 8
+AVX512_MIN_ROWS = 8
 
 #: The epilogue activations of the C module (the jit's codes): linear, relu, relu6, leaky relu, PReLU.
 ACTS = (0, 1, 2, 3, 4)
@@ -76,18 +76,18 @@ _state: dict[str, Any] = {"module": None, "tried": False, "why": ""}
 env().register_flag("CPU_NATIVE_SPLIT", lambda: True)
 
 
-def _configure(module: Any, small: object) -> None:
+def _configure(module: Any, avx512: object) -> None:
     lib, ilp64 = _state["sgemm"]
-    module.configure(lib, ilp64, SPIN_US, SMALL_K_MAX if small else 0)
+    module.configure(lib, ilp64, SPIN_US, AVX512_K_MAX if avx512 else 0)
 
 
-def _set_small(value: object) -> None:
+def _set_avx512(value: object) -> None:
     if _state["module"] is not None:
         _configure(_state["module"], value)
 
 
-# Products of few columns on the C module's kernel (SMALL_K_MAX): off, they run OpenBLAS's sgemm as before.
-env().register_flag("CPU_SMALL_PRODUCTS", lambda: True, _set_small)
+# Products of few columns on the C module's kernel (AVX512_K_MAX): off, they run OpenBLAS's sgemm as before.
+env().register_flag("CPU_AVX512_PRODUCTS", lambda: True, _set_avx512)
 
 
 def _load() -> Any:
@@ -107,7 +107,7 @@ def _load() -> Any:
             fn = getattr(lib, name, None)
             if fn is not None:
                 _state["sgemm"] = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
-                _configure(_gemm, env().get("CPU_SMALL_PRODUCTS"))
+                _configure(_gemm, env().get("CPU_AVX512_PRODUCTS"))
                 _state["module"] = _gemm
                 _state["lib"] = lib  # keep the library loaded
                 return _gemm
@@ -145,11 +145,11 @@ def matmul_into(
     m, k = a.shape
     n = b.shape[1]
     by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
-    small = not by_cols and small_product(m, k)
+    own = not by_cols and avx512_product(m, k)
     if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
-        if not small:
+        if not own:
             return False
-        threads = 1  # the small kernel beats OpenBLAS on one thread too
+        threads = 1  # the AVX-512 kernel beats OpenBLAS on one thread too
     module = _load()
     if module is None or not env().get("CPU_NATIVE_SPLIT"):
         return False
@@ -165,13 +165,13 @@ def matmul_into(
     return True
 
 
-def small_product(m: int, k: int) -> bool:
+def avx512_product(m: int, k: int) -> bool:
     """Whether a product of ``m`` rows and an inner dimension ``k`` (split by rows) runs the C module's own
     kernel instead of OpenBLAS's sgemm."""
-    if m < SMALL_MIN_ROWS:
+    if m < AVX512_MIN_ROWS:
         return False
     module = _load()
-    return module is not None and k <= module.small_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
+    return module is not None and k <= module.avx512_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
 
 
 def available() -> bool:
@@ -211,11 +211,11 @@ def conv_into(
     """A convolution as im2col and one product ``out = act(cols @ w2 + bias + add)``, where the C function at
     ``cols_address`` writes each chunk's ``chunk`` rows of the column matrix (from ``x`` and ``ints``) into the
     claiming thread's buffer just before their product. False, with nothing written, where that does not apply
-    (no workers, an activation the C epilogue does not have). One thread is enough where the small kernel
-    runs (:func:`small_product`)."""
+    (no workers, an activation the C epilogue does not have). One thread is enough where the AVX-512
+    kernel runs (:func:`avx512_product`)."""
     if act not in ACTS or (act == 4 and slopes is None):
         return False
-    if threads < 2 and not small_product(out.shape[0], w2.shape[0]):
+    if threads < 2 and not avx512_product(out.shape[0], w2.shape[0]):
         return False
     module = _load()
     if module is None or not env().get("CPU_NATIVE_SPLIT"):

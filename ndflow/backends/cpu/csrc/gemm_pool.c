@@ -16,8 +16,8 @@
  * and doubles (56-63). A row's values do not depend on which thread computes it.
  *
  * Products of fewer rows split by columns instead (``by_cols``): each thread then packs only its columns of the
- * right matrix. Products of at most 32 columns run small_gemm.c's kernel (where the CPU has AVX-512F) instead of
- * cblas_sgemm, epilogue included, on any number of threads (configure's small_k_max; 0 turns it off).
+ * right matrix. Products split by rows whose inner dimension is at most configure's avx512_k_max run
+ * gemm_avx512.c's kernel (where the CPU has AVX-512F) instead of cblas_sgemm, epilogue included.
  *
  * Results: each chunk is one cblas_sgemm call on its rows (the library's single-threaded kernel), then the
  * epilogue in the order of the numba kernels (bias, residual, activation), so a chunk has the bits of np.matmul on
@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "small_gemm.h"
+#include "gemm_avx512.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
@@ -46,7 +46,7 @@
 
 #define MAX_WORKERS 15
 static int64_t spin_ns = 100000; /* a worker spins this long after its last job before it sleeps */
-static int64_t small_k_max = 0;   /* products of n <= 32 columns and k <= this run small_gemm_rows (0: never) */
+static int64_t avx512_k_max = 0;  /* products of k <= this run avx512_gemm_rows (0: never) */
 
 typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                            const float *, int64_t, float, float *, int64_t);
@@ -74,7 +74,7 @@ typedef struct {
     float *out;
     int64_t m, k, n, chunk;
     int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
-    float *bpack;          /* the right matrix packed for small_gemm_rows (n <= 32), or NULL: cblas_sgemm */
+    float *bpack;          /* the right matrix packed for avx512_gemm_rows, or NULL: cblas_sgemm */
     int act;
     float alpha;
     atomic_long next;      /* next chunk to claim */
@@ -204,19 +204,19 @@ static float *thread_scratch(int64_t values)
     return s->data;
 }
 
-/* Rows [r0, r0 + rows) of a product with few columns, epilogue included (small_gemm.c), from ``a``'s first row. */
-static void small_chunk(const Job *job, const float *a, int64_t r0, int64_t rows)
+/* Rows [r0, r0 + rows) of a product on the AVX-512 kernel, epilogue included, from ``a``'s first row. */
+static void avx512_chunk(const Job *job, const float *a, int64_t r0, int64_t rows)
 {
-    SmallEpilogue ep = {job->bias, job->add ? job->add + r0 * job->n : NULL, job->slopes, job->n, job->act,
+    RowEpilogue ep = {job->bias, job->add ? job->add + r0 * job->n : NULL, job->slopes, job->n, job->act,
                         job->alpha};
-    small_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
+    avx512_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
 }
 
 /* Rows [r0, r0 + rows) of a product, epilogue included, the left matrix's rows read from ``a``. */
 static void product_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
 {
     if (job->bpack) {
-        small_chunk(job, a, r0, rows);
+        avx512_chunk(job, a, r0, rows);
         return;
     }
     sgemm_block(job, a, r0, rows, 0, job->n);
@@ -457,9 +457,9 @@ static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, in
     job->by_cols = by_cols;
     int64_t total = by_cols ? (m > 0 ? n : 0) : m;
     job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
-    /* few columns: the small kernel (no memory for its packed copy: cblas_sgemm, with the same meaning) */
-    if (!by_cols && m > 0 && k <= small_k_max)
-        job->bpack = small_pack(job->b, k, n);
+    /* a short inner dimension: the AVX-512 kernel (no memory for its packed copy: cblas_sgemm, the same meaning) */
+    if (!by_cols && m > 0 && k <= avx512_k_max)
+        job->bpack = avx512_pack(job->b, k, n);
 }
 
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
@@ -470,13 +470,13 @@ static PyObject *gemm_configure(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "Kp|LL", &address, &ilp64, &spin_us, &k_max))
         return NULL;
     if (spin_us < 0 || k_max < 0) {
-        PyErr_SetString(PyExc_ValueError, "_gemm.configure: spin_us and small_k_max must be at least 0");
+        PyErr_SetString(PyExc_ValueError, "_gemm.configure: spin_us and avx512_k_max must be at least 0");
         return NULL;
     }
     sgemm_ptr = (void *)(uintptr_t)address;
     sgemm_ilp64 = ilp64;
     spin_ns = spin_us * 1000;
-    small_k_max = small_gemm_supported() ? k_max : 0;
+    avx512_k_max = avx512_gemm_supported() ? k_max : 0;
     Py_RETURN_NONE;
 }
 
@@ -673,13 +673,13 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
 
 static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_FromLong(n_workers); }
 
-static PyObject *gemm_small_k_max(PyObject *self, PyObject *noargs) { return PyLong_FromLongLong(small_k_max); }
+static PyObject *gemm_avx512_k_max(PyObject *self, PyObject *noargs) { return PyLong_FromLongLong(avx512_k_max); }
 
 static PyMethodDef methods[] = {
     {"configure", gemm_configure, METH_VARARGS,
-     "configure(sgemm_address, ilp64, spin_us=100, small_k_max=0): the cblas_sgemm to call; how long idle workers "
-     "spin; products of at most 32 columns and small_k_max rows of b run the small kernel (where AVX-512F is)"},
-    {"small_k_max", gemm_small_k_max, METH_NOARGS, "small_k_max(): the configured limit (0: small kernel off)"},
+     "configure(sgemm_address, ilp64, spin_us=100, avx512_k_max=0): the cblas_sgemm to call; how long idle workers "
+     "spin; products whose b has at most avx512_k_max rows run gemm_avx512.c's kernel (where AVX-512F is)"},
+    {"avx512_k_max", gemm_avx512_k_max, METH_NOARGS, "avx512_k_max(): the configured limit (0: the AVX-512 kernel is off)"},
     {"matmul", gemm_matmul, METH_VARARGS,
      "matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): "
      "out = act(a @ b + bias + add), in chunks of rows (or of columns)"},

@@ -490,7 +490,7 @@ def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, 
         return False
     batch, out_h, out_w, _ = route.out_shape
     if threads < 2 or 2 * route.work < native_split.MIN_FLOPS:
-        if not native_split.small_product(batch * out_h * out_w, w2.shape[0]):
+        if not native_split.avx512_product(batch * out_h * out_w, w2.shape[0]):
             return False
         threads = 1  # the C module's own kernel, on this thread
     rows = batch * out_h

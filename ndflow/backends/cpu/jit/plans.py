@@ -144,7 +144,7 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         threads = cpu_parallel.threads()
         parts = threads if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
         large = 2 * route.work >= native_split.MIN_FLOPS
-        if (large or native_split.small_product(rows, depth)) and _native(xr, wr, y, args, threads):
+        if (large or native_split.avx512_product(rows, depth)) and _native(xr, wr, y, args, threads):
             pass
         elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
 

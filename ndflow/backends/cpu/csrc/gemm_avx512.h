@@ -1,11 +1,11 @@
-/* Float32 products with their epilogue in registers, by blocks of 64 columns (small_gemm.c). */
-#ifndef NDFLOW_SMALL_GEMM_H
-#define NDFLOW_SMALL_GEMM_H
+/* Float32 products with their epilogue in registers, by blocks of 64 columns (gemm_avx512.c). */
+#ifndef NDFLOW_GEMM_AVX512_H
+#define NDFLOW_GEMM_AVX512_H
 
 #include <stdint.h>
 
 /* columns per block: a block's rows are summed with 4-16 sums in registers */
-#define SMALL_BLOCK 64
+#define AVX512_BLOCK 64
 
 /* The epilogue of rows: bias (n values) and slopes (act 4) or NULL; the residual ``add`` (row-major, ``ld_add``
  * values per row, its row 0 the first row computed) or NULL; act 0 linear, 1 relu, 2 relu6, 3 leaky relu
@@ -15,19 +15,19 @@ typedef struct {
     int64_t ld_add;
     int act;
     float alpha;
-} SmallEpilogue;
+} RowEpilogue;
 
 /* Whether this CPU runs the kernel (AVX-512F). */
-int small_gemm_supported(void);
+int avx512_gemm_supported(void);
 
-/* ``b`` (k x n, row-major) packed for small_gemm_rows: per block of 64 columns (at offset k * 64 * block), k rows
+/* ``b`` (k x n, row-major) packed for avx512_gemm_rows: per block of 64 columns (at offset k * 64 * block), k rows
  * of the block's width rounded up to 16 floats, zero-padded; 64-byte aligned (free it with free); NULL without
  * memory or for a bad shape. */
-float *small_pack(const float *b, int64_t k, int64_t n);
+float *avx512_pack(const float *b, int64_t k, int64_t n);
 
 /* out[i][j] = epilogue(sum_p a[i][p] * b[p][j]) for i < rows, j < n: ``a`` with ``lda`` floats per row, ``out``
- * with ``ldo``; ``bpack`` from small_pack. Only where small_gemm_supported(). */
-void small_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
-                     const SmallEpilogue *ep, float *out, int64_t ldo);
+ * with ``ldo``; ``bpack`` from avx512_pack. Only where avx512_gemm_supported(). */
+void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
+                     const RowEpilogue *ep, float *out, int64_t ldo);
 
 #endif

@@ -1,4 +1,4 @@
-"""Products on the C module's own kernel (``ndflow/backends/cpu/csrc/small_gemm.c``), by blocks of 64 columns.
+"""Products on the C module's own kernel (``ndflow/backends/cpu/csrc/gemm_avx512.c``), by blocks of 64 columns.
 
 Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
 must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
@@ -19,8 +19,8 @@ from ndflow.backends.cpu import parallel as cpu_parallel
 RNG = np.random.default_rng(21)
 MODULE = native_split._load()
 needs_kernel = pytest.mark.skipif(
-    MODULE is None or MODULE.small_k_max() == 0,
-    reason="the small kernel needs the C module and a CPU with AVX-512F",
+    MODULE is None or MODULE.avx512_k_max() == 0,
+    reason="the AVX-512 kernel needs the C module and a CPU with AVX-512F",
 )
 
 
@@ -84,9 +84,9 @@ def test_the_epilogue_is_the_other_kernels(act, n):
 
 @needs_kernel
 def test_a_short_inner_dimension_and_enough_rows():
-    assert native_split.small_product(native_split.SMALL_MIN_ROWS, native_split.SMALL_K_MAX)
-    assert not native_split.small_product(native_split.SMALL_MIN_ROWS, native_split.SMALL_K_MAX + 1)
-    assert not native_split.small_product(native_split.SMALL_MIN_ROWS - 1, 24)
+    assert native_split.avx512_product(native_split.AVX512_MIN_ROWS, native_split.AVX512_K_MAX)
+    assert not native_split.avx512_product(native_split.AVX512_MIN_ROWS, native_split.AVX512_K_MAX + 1)
+    assert not native_split.avx512_product(native_split.AVX512_MIN_ROWS - 1, 24)
     # one thread is enough: a product under the split's minimum still runs it
     a, b, out = _floats(40, 16), _floats(16, 24), np.empty((40, 24), np.float32)
     assert 2 * 40 * 16 * 24 < native_split.MIN_FLOPS
@@ -101,17 +101,17 @@ def test_a_short_inner_dimension_and_enough_rows():
 @needs_kernel
 def test_the_flag_turns_it_off():
     a, b = _floats(64, 24), _floats(24, 24)
-    small = _product(a, b)
-    nf.env().set("CPU_SMALL_PRODUCTS", False)
+    own = _product(a, b)
+    nf.env().set("CPU_AVX512_PRODUCTS", False)
     try:
-        assert MODULE.small_k_max() == 0 and not native_split.small_product(24, 24)
+        assert MODULE.avx512_k_max() == 0 and not native_split.avx512_product(24, 24)
         np.testing.assert_array_equal(_product(a, b), np.matmul(a, b))  # one sgemm call on the same rows
         out = np.empty((64, 24), np.float32)
         assert not native_split.matmul_into(a, b, out, 1)  # one thread, nothing to split: the caller computes
     finally:
-        nf.env().set("CPU_SMALL_PRODUCTS", True)
-    assert MODULE.small_k_max() == native_split.SMALL_K_MAX
-    np.testing.assert_array_equal(_product(a, b), small)
+        nf.env().set("CPU_AVX512_PRODUCTS", True)
+    assert MODULE.avx512_k_max() == native_split.AVX512_K_MAX
+    np.testing.assert_array_equal(_product(a, b), own)
 
 
 @needs_numba
@@ -162,11 +162,11 @@ def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch
         for again in (run(), run()):
             for u, v in zip(first, again, strict=True):
                 np.testing.assert_array_equal(u, v)
-        nf.env().set("CPU_SMALL_PRODUCTS", False)
+        nf.env().set("CPU_AVX512_PRODUCTS", False)
         try:
             openblas = run()
         finally:
-            nf.env().set("CPU_SMALL_PRODUCTS", True)
+            nf.env().set("CPU_AVX512_PRODUCTS", True)
         for u, v in zip(first, openblas, strict=True):
             np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5 * np.abs(v).max())
     finally:

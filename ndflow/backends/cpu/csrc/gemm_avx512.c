@@ -1,32 +1,32 @@
-/* Products with few output columns (n <= 32) and their convolution epilogue, for the native pool (gemm_pool.c).
+/* Float32 products and their convolution epilogue on AVX-512, for the native pool (gemm_pool.c).
  *
- * Why: OpenBLAS's sgemm packs both matrices and runs kernels blocked for wide products; with 16-32 columns
- * and a short inner dimension (the 1x1 convolutions of BlazeFace, FaceMesh, selfie: 24 -> 24 channels) it
- * reaches 55-75 GFLOP/s on one core, and the epilogue is a second pass over the output. Here the right matrix
- * is packed once per call into rows of 32 floats (zero-padded), and each output row is held in two AVX-512
- * registers (four rows at a time, or eight rows of one register when n <= 16) while the inner dimension is
- * summed, then finished in registers (bias, residual, activation) and stored once.
+ * Why: numpy's OpenBLAS (a DYNAMIC_ARCH build) runs its AVX2 kernels on this class of machine, packs both
+ * matrices on every call and adds the epilogue as a second pass: 55-110 GFLOP/s on one core. Here the right
+ * matrix is packed once per call, in blocks of 64 columns (rows of the block's width rounded up to 16 floats,
+ * zero-padded); each block's rows are summed with 8-16 AVX-512 registers of sums (eight rows of one
+ * register, or four rows of two to four), finished in registers (bias, residual, activation) and stored once.
+ * About 2x OpenBLAS from 24 -> 24 channels to 1024 -> 128 (see native_split.AVX512_K_MAX for the limit).
  *
  * Values: each output is acc = fma(a[i][0], b[0][j], 0), then acc = fma(a[i][p], b[p][j], acc) for p = 1..k-1,
  * then the epilogue in the order of the other kernels (bias, residual, activation). A value does not depend
  * on the row's position in a block, the chunk or the thread: results are deterministic. They differ from
  * OpenBLAS's (another summation order) by float32 rounding. Used only where the CPU has AVX-512F.
  */
-#include "small_gemm.h"
+#include "gemm_avx512.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_SMALL 1
+#define HAVE_AVX512 1
 #else
-#define HAVE_SMALL 0
+#define HAVE_AVX512 0
 #endif
 
-int small_gemm_supported(void)
+int avx512_gemm_supported(void)
 {
-#if HAVE_SMALL
+#if HAVE_AVX512
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f");
 #else
@@ -34,18 +34,18 @@ int small_gemm_supported(void)
 #endif
 }
 
-float *small_pack(const float *b, int64_t k, int64_t n)
+float *avx512_pack(const float *b, int64_t k, int64_t n)
 {
     float *p = NULL;
     if (n < 1 || k < 1)
         return NULL;
-    const int64_t blocks = (n + SMALL_BLOCK - 1) / SMALL_BLOCK;
-    if (posix_memalign((void **)&p, 64, (size_t)(blocks * k * SMALL_BLOCK) * sizeof(float)) != 0)
+    const int64_t blocks = (n + AVX512_BLOCK - 1) / AVX512_BLOCK;
+    if (posix_memalign((void **)&p, 64, (size_t)(blocks * k * AVX512_BLOCK) * sizeof(float)) != 0)
         return NULL;
     for (int64_t j = 0; j < blocks; j++) {
-        const int64_t c0 = j * SMALL_BLOCK, width = n - c0 < SMALL_BLOCK ? n - c0 : SMALL_BLOCK;
+        const int64_t c0 = j * AVX512_BLOCK, width = n - c0 < AVX512_BLOCK ? n - c0 : AVX512_BLOCK;
         const int64_t stride = (width + 15) / 16 * 16;
-        float *dst = p + j * k * SMALL_BLOCK;
+        float *dst = p + j * k * AVX512_BLOCK;
         for (int64_t i = 0; i < k; i++) {
             memcpy(dst + i * stride, b + i * n + c0, (size_t)width * sizeof(float));
             memset(dst + i * stride + width, 0, (size_t)(stride - width) * sizeof(float));
@@ -54,17 +54,17 @@ float *small_pack(const float *b, int64_t k, int64_t n)
     return p;
 }
 
-#if HAVE_SMALL
+#if HAVE_AVX512
 typedef struct {
-    __mmask16 mask[SMALL_BLOCK / 16];
-    __m512 bias[SMALL_BLOCK / 16], slopes[SMALL_BLOCK / 16], alpha;
-    const SmallEpilogue *ep;
+    __mmask16 mask[AVX512_BLOCK / 16];
+    __m512 bias[AVX512_BLOCK / 16], slopes[AVX512_BLOCK / 16], alpha;
+    const RowEpilogue *ep;
 } Finish;
 
 __attribute__((target("avx512f"), always_inline)) static inline __m512 finish(const Finish *f, __m512 v, int part,
                                                                               int64_t row)
 {
-    const SmallEpilogue *ep = f->ep;
+    const RowEpilogue *ep = f->ep;
     const __m512 zero = _mm512_setzero_ps();
     if (ep->bias)
         v = _mm512_add_ps(v, f->bias[part]);
@@ -98,13 +98,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
                                                                            float *out, int64_t ldo, int64_t row,
                                                                            const int R, const int NV)
 {
-    __m512 c[8][SMALL_BLOCK / 16];
+    __m512 c[8][AVX512_BLOCK / 16];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < NV; v++)
             c[r][v] = _mm512_setzero_ps();
     const int64_t stride = 16 * NV;
     for (int64_t p = 0; p < k; p++) {
-        __m512 b[SMALL_BLOCK / 16];
+        __m512 b[AVX512_BLOCK / 16];
         for (int v = 0; v < NV; v++)
             b[v] = _mm512_load_ps(bp + p * stride + 16 * v);
         for (int r = 0; r < R; r++) {
@@ -128,13 +128,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
     } while (0)
 
 __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64_t lda, int64_t rows, int64_t k,
-                                                           const float *bp, int64_t n, const SmallEpilogue *ep,
+                                                           const float *bp, int64_t n, const RowEpilogue *ep,
                                                            float *out, int64_t ldo)
 {
     Finish f;
     f.ep = ep;
     const int nv = (int)((n + 15) / 16);
-    for (int v = 0; v < SMALL_BLOCK / 16; v++) {
+    for (int v = 0; v < AVX512_BLOCK / 16; v++) {
         int64_t left = n - 16 * v;
         f.mask[v] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
         f.bias[v] = ep->bias ? _mm512_maskz_loadu_ps(f.mask[v], ep->bias + 16 * v) : _mm512_setzero_ps();
@@ -159,16 +159,16 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
 }
 #endif
 
-void small_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
-                     const SmallEpilogue *ep, float *out, int64_t ldo)
+void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
+                     const RowEpilogue *ep, float *out, int64_t ldo)
 {
-#if HAVE_SMALL
-    for (int64_t c0 = 0; c0 < n; c0 += SMALL_BLOCK) { /* each block of 64 columns over all the rows */
-        SmallEpilogue part = *ep;
+#if HAVE_AVX512
+    for (int64_t c0 = 0; c0 < n; c0 += AVX512_BLOCK) { /* each block of 64 columns over all the rows */
+        RowEpilogue part = *ep;
         part.bias = ep->bias ? ep->bias + c0 : NULL;
         part.slopes = ep->slopes ? ep->slopes + c0 : NULL;
         part.add = ep->add ? ep->add + c0 : NULL;
-        const int64_t width = n - c0 < SMALL_BLOCK ? n - c0 : SMALL_BLOCK;
+        const int64_t width = n - c0 < AVX512_BLOCK ? n - c0 : AVX512_BLOCK;
         rows_avx512(a, lda, rows, k, bpack + c0 * k, width, &part, out + c0, ldo);
     }
 #else
