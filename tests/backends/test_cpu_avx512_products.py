@@ -68,6 +68,21 @@ def test_a_row_does_not_depend_on_its_block_chunk_or_thread(n):
 
 
 @needs_kernel
+@pytest.mark.parametrize("act", [0, 2, 4])
+@pytest.mark.parametrize(("m", "n", "chunk"), [(36, 320, 160), (9, 100, 48), (50, 64, 16), (20, 130, 70)])
+def test_column_chunks_equal_the_row_split(act, m, n, chunk):
+    """A column split (each chunk packing its own columns) sums every value as the row split does."""
+    k = 70
+    a, b, bias, add, slopes = _floats(m, k), _floats(k, n), _floats(n), _floats(m, n), _floats(n)
+    sl = slopes if act == 4 else None
+    rows = _product(a, b, bias, add, act, 0.0, sl, threads=2, chunk=8)
+    for threads in (1, 2, 3):
+        cols = np.full((m, n), np.nan, np.float32)
+        MODULE.matmul(a, b, cols, bias, add, act, threads, chunk, 0.0, sl, True)
+        np.testing.assert_array_equal(cols, rows)
+
+
+@needs_kernel
 @pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("n", [3, 16, 20, 32, 40, 64, 100])
 def test_the_epilogue_is_the_other_kernels(act, n):

@@ -105,7 +105,7 @@ def _column_reference(a, b, bias, add, act, alpha, slopes, chunk) -> np.ndarray:
 @pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize(("m", "k", "n", "chunk"), [(36, 40, 96, 32), (9, 7, 50, 16), (100, 33, 64, 48), (3, 3, 6, 2)])
-def test_column_chunks_equal_numpy_on_the_same_columns(act, threads, m, k, n, chunk):
+def test_column_chunks_equal_numpy_on_the_same_columns(act, threads, m, k, n, chunk, sgemm_path):
     a, b = RNG.standard_normal((m, k)).astype(np.float32), RNG.standard_normal((k, n)).astype(np.float32)
     bias, add, slopes = _special((n,)), _special((m, n)), RNG.standard_normal(n).astype(np.float32)
     want = _column_reference(a, b, bias, add, act, 0.3, slopes, chunk)

@@ -145,7 +145,7 @@ def matmul_into(
     m, k = a.shape
     n = b.shape[1]
     by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
-    own = not by_cols and avx512_product(m, k)
+    own = avx512_product(m, k)
     if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
         if not own:
             return False

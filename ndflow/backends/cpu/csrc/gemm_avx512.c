@@ -34,23 +34,32 @@ int avx512_gemm_supported(void)
 #endif
 }
 
+int64_t avx512_packed_size(int64_t k, int64_t width)
+{
+    return (width + AVX512_BLOCK - 1) / AVX512_BLOCK * k * AVX512_BLOCK;
+}
+
+void avx512_pack_into(float *dst, const float *b, int64_t ldb, int64_t k, int64_t width)
+{
+    for (int64_t c0 = 0; c0 < width; c0 += AVX512_BLOCK) {
+        const int64_t w = width - c0 < AVX512_BLOCK ? width - c0 : AVX512_BLOCK;
+        const int64_t stride = (w + 15) / 16 * 16;
+        float *block = dst + c0 * k;
+        for (int64_t i = 0; i < k; i++) {
+            memcpy(block + i * stride, b + i * ldb + c0, (size_t)w * sizeof(float));
+            memset(block + i * stride + w, 0, (size_t)(stride - w) * sizeof(float));
+        }
+    }
+}
+
 float *avx512_pack(const float *b, int64_t k, int64_t n)
 {
     float *p = NULL;
     if (n < 1 || k < 1)
         return NULL;
-    const int64_t blocks = (n + AVX512_BLOCK - 1) / AVX512_BLOCK;
-    if (posix_memalign((void **)&p, 64, (size_t)(blocks * k * AVX512_BLOCK) * sizeof(float)) != 0)
+    if (posix_memalign((void **)&p, 64, (size_t)avx512_packed_size(k, n) * sizeof(float)) != 0)
         return NULL;
-    for (int64_t j = 0; j < blocks; j++) {
-        const int64_t c0 = j * AVX512_BLOCK, width = n - c0 < AVX512_BLOCK ? n - c0 : AVX512_BLOCK;
-        const int64_t stride = (width + 15) / 16 * 16;
-        float *dst = p + j * k * AVX512_BLOCK;
-        for (int64_t i = 0; i < k; i++) {
-            memcpy(dst + i * stride, b + i * n + c0, (size_t)width * sizeof(float));
-            memset(dst + i * stride + width, 0, (size_t)(stride - width) * sizeof(float));
-        }
-    }
+    avx512_pack_into(p, b, n, k, n);
     return p;
 }
 

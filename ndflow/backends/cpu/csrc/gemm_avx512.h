@@ -25,6 +25,11 @@ int avx512_gemm_supported(void);
  * memory or for a bad shape. */
 float *avx512_pack(const float *b, int64_t k, int64_t n);
 
+/* Floats that the packed copy of ``width`` columns and ``k`` rows takes; avx512_pack_into writes columns [0, width)
+ * of ``b`` (``ldb`` floats per row) to ``dst`` (64-byte aligned, that many floats) in avx512_pack's layout. */
+int64_t avx512_packed_size(int64_t k, int64_t width);
+void avx512_pack_into(float *dst, const float *b, int64_t ldb, int64_t k, int64_t width);
+
 /* out[i][j] = epilogue(sum_p a[i][p] * b[p][j]) for i < rows, j < n: ``a`` with ``lda`` floats per row, ``out``
  * with ``ldo``; ``bpack`` from avx512_pack. Only where avx512_gemm_supported(). */
 void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,

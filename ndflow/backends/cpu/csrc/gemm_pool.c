@@ -75,6 +75,7 @@ typedef struct {
     int64_t m, k, n, chunk;
     int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
     float *bpack;          /* the right matrix packed for avx512_gemm_rows, or NULL: cblas_sgemm */
+    int own_cols;          /* a column split on the AVX-512 kernel, each chunk packing its own columns */
     int act;
     float alpha;
     atomic_long next;      /* next chunk to claim */
@@ -212,6 +213,20 @@ static void avx512_chunk(const Job *job, const float *a, int64_t r0, int64_t row
     avx512_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
 }
 
+/* Columns [c0, c0 + cols) of a product on the AVX-512 kernel: packed into this thread's buffer, then every row. */
+static void avx512_cols(Job *job, int64_t c0, int64_t cols)
+{
+    float *packed = thread_scratch(avx512_packed_size(job->k, cols));
+    if (packed == NULL) {
+        atomic_store(&job->failed, 1);
+        return;
+    }
+    avx512_pack_into(packed, job->b + c0, job->n, job->k, cols);
+    RowEpilogue ep = {job->bias ? job->bias + c0 : NULL, job->add ? job->add + c0 : NULL,
+                      job->slopes ? job->slopes + c0 : NULL, job->n, job->act, job->alpha};
+    avx512_gemm_rows(job->a, job->k, job->m, job->k, packed, cols, &ep, job->out + c0, job->n);
+}
+
 /* Rows [r0, r0 + rows) of a product, epilogue included, the left matrix's rows read from ``a``. */
 static void product_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
 {
@@ -246,6 +261,8 @@ static void work(Job *job)
         int64_t size = total - start < job->chunk ? total - start : job->chunk;
         if (job->rows) {
             job->rows(job->ctx, start, start + size);
+        } else if (job->by_cols && job->own_cols) {
+            avx512_cols(job, start, size);
         } else if (job->by_cols) {
             sgemm_block(job, job->a, 0, job->m, start, size);
             if (job->bias || job->add || job->act)
@@ -458,8 +475,12 @@ static void set_product(Job *job, const Arrays *arrays, int64_t m, int64_t k, in
     int64_t total = by_cols ? (m > 0 ? n : 0) : m;
     job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
     /* a short inner dimension: the AVX-512 kernel (no memory for its packed copy: cblas_sgemm, the same meaning) */
-    if (!by_cols && m > 0 && k <= avx512_k_max)
-        job->bpack = avx512_pack(job->b, k, n);
+    if (m > 0 && k <= avx512_k_max) {
+        if (by_cols)
+            job->own_cols = 1;
+        else
+            job->bpack = avx512_pack(job->b, k, n);
+    }
 }
 
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
@@ -521,8 +542,10 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
     }
     job->a = arrays.view[A_].buf;
     set_product(job, &arrays, m, k, n, act, alpha, chunk, by_cols);
-    dispatch(job, threads);
+    int out_of_memory = dispatch(job, threads);
     release_arrays(&arrays);
+    if (out_of_memory)
+        return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
