@@ -183,25 +183,37 @@ def depthwise_flat_serial(x, wt, out, sh, dh, dw, pt, pl, bias, add, act, alpha,
 
 
 @njit(cache=True, nogil=True)
-def add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
-    """One filter tap's share of a col2im: ``src (B,OH,OW,C)`` added onto ``dx (B,H,W,C)`` at the input
-    positions ``(oh*sh - pt + kh*dh, ow*sw - pl + kw*dw)`` that tap ``(kh, kw)`` reads; positions in the
-    padding are dropped."""
-    batch, out_h, out_w, channels = src.shape
-    height, width = dx.shape[1], dx.shape[2]
-    for b in range(batch):
-        for oh in range(out_h):
-            ih = oh * sh - pt + kh * dh
-            if ih < 0 or ih >= height:
-                continue
-            for ow in range(out_w):
-                iw = ow * sw - pl + kw * dw
-                if iw < 0 or iw >= width:
+def add_taps(cols, dx, t0, t1, fw, out_h, out_w, sh, sw, dh, dw, pt, pl):  # pragma: no cover - compiled
+    """A col2im of taps ``[t0, t1)`` (tap ``t`` is ``(t // fw, t % fw)``): ``cols`` (B*OH*OW, (t1-t0)*C), tap
+    ``t``'s values in columns ``(t - t0)*C ...``, added onto ``dx (B,H,W,C)`` tap after tap; positions in the
+    padding are dropped. Unsigned flat indices: the inner loop has no wraparound checks."""
+    batch, height, width, channels = dx.shape
+    span = cols.shape[1]
+    src = cols.reshape(-1)
+    dst = dx.reshape(-1)
+    cu = np.uint64(channels)
+    for t in range(t0, t1):
+        kh = t // fw
+        kw = t - kh * fw
+        c0 = (t - t0) * channels
+        lo = 0  # the output columns whose input column is inside: [lo, hi)
+        while lo < out_w and lo * sw - pl + kw * dw < 0:
+            lo += 1
+        hi = out_w
+        while hi > lo and (hi - 1) * sw - pl + kw * dw >= width:
+            hi -= 1
+        for b in range(batch):
+            for oh in range(out_h):
+                ih = oh * sh - pt + kh * dh
+                if ih < 0 or ih >= height:
                     continue
-                s = src[b, oh, ow]
-                d = dx[b, ih, iw]
-                for c in range(channels):
-                    d[c] += s[c]
+                s_row = np.uint64(((b * out_h + oh) * out_w) * span + c0)
+                d_row = np.uint64((b * height + ih) * width * channels + (kw * dw - pl) * channels)
+                for ow in range(lo, hi):
+                    s0 = s_row + np.uint64(ow * span)
+                    d0 = d_row + np.uint64(ow * sw * channels)
+                    for c in range(cu):
+                        dst[d0 + c] += src[s0 + c]
 
 
 # ----------------------------------------------------------------------------- activations

@@ -326,26 +326,37 @@ def epilogue(y: np.ndarray, ep: Epilogue) -> bool:
     return True
 
 
+# Column bytes of one product of a transposed convolution: the filter taps go in groups under this.
+BACKPROP_COLS_BYTES = 8 << 20
+
+
 def conv_backprop_input(dy: np.ndarray, w: np.ndarray, info) -> np.ndarray | None:
-    """Gradient of a channels-last 2-D convolution for its input, one filter tap at a time: a matrix
-    product ``dy @ w[tap].T`` into a reused buffer, then a compiled scatter-add onto ``dx`` (no
-    ``taps``-times-larger column matrix). None when the compiled path does not apply."""
+    """Gradient of a channels-last 2-D convolution for its input (a transposed convolution): one matrix
+    product ``dy @ W`` to the columns of a group of filter taps (``W``: ``(out, taps * in)``; on the native
+    workers where they run; groups of at most :data:`BACKPROP_COLS_BYTES`), then a compiled col2im adding tap
+    after tap onto ``dx``. None when the compiled path does not apply."""
     if len(info.filter_size) != 2 or dy.ndim != 4:
         return None
     k = kernels()
     if k is None:
         return None
+    fh, fw = info.filter_size
     channels = w.shape[-2]
     dx = np.zeros((dy.shape[0], *info.in_size, channels), dtype=np.float32)
     dy2 = _float32_c(dy).reshape(-1, dy.shape[-1])
-    wt = np.swapaxes(w.astype(np.float32, copy=False), -1, -2)  # (kh, kw, out, in)
-    buf = np.empty((dy2.shape[0], channels), dtype=np.float32)
-    src = buf.reshape(*dy.shape[:-1], channels)
+    # (kh, kw, in, out) -> (out, kh, kw, in): column (kh * fw + kw) * in + c of the product is tap (kh, kw), channel c
+    wall = np.moveaxis(w.astype(np.float32, copy=False), -1, 0).reshape(w.shape[-1], -1)
+    taps = fh * fw
+    group = max(1, min(taps, BACKPROP_COLS_BYTES // max(1, 4 * dy2.shape[0] * channels)))
+    threads = cpu_parallel.threads()
     (sh, sw), (dh, dw), (pt, pl) = info.strides, info.dilations, (info.pads[0][0], info.pads[1][0])
-    for kh in range(info.filter_size[0]):
-        for kw in range(info.filter_size[1]):
-            np.matmul(dy2, wt[kh, kw], out=buf)
-            k.add_tap(src, dx, kh, kw, sh, sw, dh, dw, pt, pl)
+    for t0 in range(0, taps, group):
+        t1 = min(taps, t0 + group)
+        wg = np.ascontiguousarray(wall[:, t0 * channels : t1 * channels])
+        cols = np.empty((dy2.shape[0], wg.shape[1]), dtype=np.float32)
+        if not native_split.matmul_into(dy2, wg, cols, threads):
+            np.matmul(dy2, wg, out=cols)
+        k.add_taps(cols, dx, t0, t1, fw, dy.shape[1], dy.shape[2], sh, sw, dh, dw, pt, pl)
     return dx
 
 
