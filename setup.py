@@ -22,8 +22,8 @@ setup(
         ),
         Extension(
             "ndflow.backends.cpu._gemm",
-            ["ndflow/backends/cpu/csrc/gemm_pool.c", "ndflow/backends/cpu/csrc/gemm_avx512.c"],
-            depends=["ndflow/backends/cpu/csrc/gemm_avx512.h"],
+            sorted(glob("ndflow/backends/cpu/csrc/*.c")),
+            depends=glob("ndflow/backends/cpu/csrc/*.h"),
             optional=True,
             # no fast-math and no contraction: the epilogue's float32 adds are those of the numba kernels
             extra_compile_args=["-O3", "-fvisibility=hidden", "-ffp-contract=off", "-fno-trapping-math", "-pthread"],

@@ -13,12 +13,21 @@ from ndflow.backends.cpu import jit
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
 
 
+@pytest.fixture
+def numba_kernels():
+    """The numba kernels and OpenBLAS, not the C module's AVX-512 kernels (test_cpu_avx512_kernels.py)."""
+    nf.env().set("CPU_AVX512", False)
+    yield
+    nf.env().set("CPU_AVX512", True)
+
+
 def run_both(fn: Callable[[], nf.Tensor]) -> list[np.ndarray]:
     """``fn()`` (which returns a tensor) on cpu with the JIT off, then on; both results as numpy."""
     previous = nf.get_backend()
     nf.set_backend("cpu")
     try:
         results = []
+        nf.env().set("CPU_AVX512", False)  # numba's kernels (the AVX-512 ones: test_cpu_avx512_kernels.py)
         for on in (False, True):
             nf.env().set("CPU_JIT", on)
             assert (jit.kernels() is not None) == on, jit.status()  # the compiled path really runs

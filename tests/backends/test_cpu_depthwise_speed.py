@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from jit_util import needs_numba, run_both
+from jit_util import needs_numba, numba_kernels, run_both  # noqa: F401 (a fixture)
 
 import ndflow as nf
 from ndflow.backends.cpu import jit
@@ -19,6 +19,7 @@ from ndflow.backends.cpu.jit import ops as jit_ops
 from ndflow.backends.cpu.kernels.conv import info_from_attrs
 
 RNG = np.random.default_rng(29)
+pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels
 
 
 def _rand(shape):

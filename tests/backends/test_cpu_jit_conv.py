@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from jit_util import needs_numba, run_both
+from jit_util import needs_numba, numba_kernels, run_both  # noqa: F401 (a fixture)
 
 import ndflow as nf
 from ndflow.backends.cpu.jit import ops as jit_ops
 
 RNG = np.random.default_rng(11)
+pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels
 
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float = 1e-5) -> None:

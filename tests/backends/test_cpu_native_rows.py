@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from jit_util import needs_numba
+from jit_util import needs_numba, numba_kernels  # noqa: F401 (a fixture)
 from test_cpu_native_split import sgemm_path  # noqa: F401 (a fixture)
 
 import ndflow as nf
@@ -19,6 +19,7 @@ from ndflow.backends.cpu.jit import ops as jit_ops
 from ndflow.backends.cpu.kernels.conv import info_from_attrs
 
 RNG = np.random.default_rng(5)
+pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels
 needs_module = pytest.mark.skipif(
     native_split._load() is None, reason=f"native workers unavailable: {native_split.status()}"
 )

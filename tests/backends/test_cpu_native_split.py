@@ -25,10 +25,10 @@ needs_module = pytest.mark.skipif(MODULE is None, reason=f"native split unavaila
 
 @pytest.fixture
 def sgemm_path():
-    """Products on OpenBLAS's sgemm (not the AVX-512 kernel of test_cpu_avx512_products.py)."""
-    nf.env().set("CPU_AVX512_PRODUCTS", False)
+    """Products on OpenBLAS's sgemm (not the AVX-512 kernel of test_cpu_avx512_kernels.py)."""
+    nf.env().set("CPU_AVX512", False)
     yield
-    nf.env().set("CPU_AVX512_PRODUCTS", True)
+    nf.env().set("CPU_AVX512", True)
 
 
 def test_built_where_a_compiler_exists():
@@ -201,7 +201,7 @@ def test_concurrent_callers_each_get_their_product(own):
     pairs = [(RNG.standard_normal((600, 48)).astype(np.float32), RNG.standard_normal((48, 40)).astype(np.float32))
              for _ in range(2)]  # fmt: skip
     results: list = [None, None]
-    nf.env().set("CPU_AVX512_PRODUCTS", own)  # OpenBLAS, or the C module's own kernel
+    nf.env().set("CPU_AVX512", own)  # OpenBLAS, or the C module's own kernel
 
     def run(i: int) -> None:
         a, b = pairs[i]
@@ -217,7 +217,7 @@ def test_concurrent_callers_each_get_their_product(own):
         t.start()
     for t in threads:
         t.join()
-    nf.env().set("CPU_AVX512_PRODUCTS", True)
+    nf.env().set("CPU_AVX512", True)
     for (a, b), outs in zip(pairs, results, strict=True):
         for out in outs:
             np.testing.assert_array_equal(out, outs[0])

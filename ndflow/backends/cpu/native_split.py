@@ -86,8 +86,9 @@ def _set_avx512(value: object) -> None:
         _configure(_state["module"], value)
 
 
-# Products of few columns on the C module's kernel (AVX512_K_MAX): off, they run OpenBLAS's sgemm as before.
-env().register_flag("CPU_AVX512_PRODUCTS", lambda: True, _set_avx512)
+# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 depthwise rows, csrc/dw_avx512.c): off,
+# products run OpenBLAS's sgemm and depthwise convolutions numba's kernels, as before.
+env().register_flag("CPU_AVX512", lambda: True, _set_avx512)
 
 
 def _load() -> Any:
@@ -107,7 +108,7 @@ def _load() -> Any:
             fn = getattr(lib, name, None)
             if fn is not None:
                 _state["sgemm"] = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
-                _configure(_gemm, env().get("CPU_AVX512_PRODUCTS"))
+                _configure(_gemm, env().get("CPU_AVX512"))
                 _state["module"] = _gemm
                 _state["lib"] = lib  # keep the library loaded
                 return _gemm
@@ -172,6 +173,22 @@ def avx512_product(m: int, k: int) -> bool:
         return False
     module = _load()
     return module is not None and k <= module.avx512_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
+
+
+def dw3_rows(arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
+    """A 3x3 depthwise convolution's ``rows`` output rows with the C module's AVX-512 row function (context as
+    :func:`run_rows`'s: x, w (3, 3, C), -, out, bias, add, slopes; sh, sw, dh, dw, pt, pl, act; alpha), on
+    ``threads`` threads (one is fine). False, with nothing run, where it does not apply (no module, no
+    AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
+        return False
+    address = module.dw3_address()
+    if not address:
+        return False
+    chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))
+    module.run_rows(address, arrays, ints, reals, rows, chunk, max(1, threads))
+    return True
 
 
 def available() -> bool:

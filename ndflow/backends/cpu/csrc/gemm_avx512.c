@@ -13,6 +13,7 @@
  * OpenBLAS's (another summation order) by float32 rounding. Used only where the CPU has AVX-512F.
  */
 #include "gemm_avx512.h"
+#include "avx512_epilogue.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,29 +75,11 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 finish(co
                                                                               int64_t row)
 {
     const RowEpilogue *ep = f->ep;
-    const __m512 zero = _mm512_setzero_ps();
     if (ep->bias)
         v = _mm512_add_ps(v, f->bias[part]);
     if (ep->add)
         v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(f->mask[part], ep->add + row * ep->ld_add + 16 * part));
-    switch (ep->act) {
-    case 1: /* v < 0 ? 0 : v: max returns its second operand for NaN and for equal zeros */
-        v = _mm512_max_ps(zero, v);
-        break;
-    case 2:
-        v = _mm512_min_ps(_mm512_set1_ps(6.0f), _mm512_max_ps(zero, v));
-        break;
-    case 3:
-        v = _mm512_mul_ps(v, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), _mm512_set1_ps(1.0f),
-                                                  f->alpha));
-        break;
-    case 4:
-        v = _mm512_mul_ps(v, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), _mm512_set1_ps(1.0f),
-                                                  f->slopes[part]));
-        break;
-    default:
-        break;
-    }
+    v = avx512_activate(v, ep->act, f->alpha, f->slopes[part]);
     return v;
 }
 

@@ -259,6 +259,18 @@ def _split_rows(route: Route, x: np.ndarray, weights: tuple, y: np.ndarray, ep_a
     return native_split.run_rows(_row_callback(route.kind), arrays, ints, reals, rows, threads)
 
 
+def _dw3_avx512(route: Route, x: np.ndarray, w3: np.ndarray, y: np.ndarray, ep_args: tuple) -> bool:
+    """A 3x3 depthwise route on the C module's AVX-512 rows (:func:`.native_split.dw3_rows`), split over the
+    native workers from :data:`DW_SPLIT_MIN_WORK`; False, with nothing run, where that does not apply."""
+    bias, add, act, alpha, slopes = ep_args
+    if act not in native_split.ACTS or route.static[1] != 1:  # width stride 2: numba's blocked kernel is faster
+        return False
+    threads = cpu_parallel.threads() if route.work >= DW_SPLIT_MIN_WORK else 1
+    arrays = (x, w3, _NONE, y, bias, add, slopes)
+    rows = route.out_shape[0] * route.out_shape[1]
+    return native_split.dw3_rows(arrays, (*route.static, act), (float(alpha),), rows, threads)
+
+
 def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple, sigmoid: bool) -> np.ndarray:
     """Run a depthwise route with the compiled kernels ``k``; ``ep_args`` from :meth:`Epilogue.args` (the
     sigmoid split off: applied afterwards when ``sigmoid``). Rows go to the native workers where that applies,
@@ -286,7 +298,9 @@ def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple,
     else:
         weights = (_float32_c(w),)
         fns = k.depthwise, k.depthwise_serial
-    if not _split_rows(route, x, weights, y, ep_args):
+    if kind in (DW3_BLOCKED, DW3, DW3_FLAT) and _dw3_avx512(route, x, weights[0], y, ep_args):
+        pass
+    elif not _split_rows(route, x, weights, y, ep_args):
         fn = fns[0] if parallel() and route.work >= PARALLEL_MIN_WORK else fns[1]
         fn(x, *weights, y, *route.static, *ep_args)
     if sigmoid:

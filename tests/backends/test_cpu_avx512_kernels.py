@@ -1,4 +1,5 @@
-"""Products on the C module's own kernel (``ndflow/backends/cpu/csrc/gemm_avx512.c``), by blocks of 64 columns.
+"""The C module's AVX-512 kernels: products (``csrc/gemm_avx512.c``, by blocks of 64 columns) and 3x3 depthwise rows
+(``csrc/dw_avx512.c``).
 
 Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
 must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
@@ -117,14 +118,14 @@ def test_a_short_inner_dimension_and_enough_rows():
 def test_the_flag_turns_it_off():
     a, b = _floats(64, 24), _floats(24, 24)
     own = _product(a, b)
-    nf.env().set("CPU_AVX512_PRODUCTS", False)
+    nf.env().set("CPU_AVX512", False)
     try:
         assert MODULE.avx512_k_max() == 0 and not native_split.avx512_product(24, 24)
         np.testing.assert_array_equal(_product(a, b), np.matmul(a, b))  # one sgemm call on the same rows
         out = np.empty((64, 24), np.float32)
         assert not native_split.matmul_into(a, b, out, 1)  # one thread, nothing to split: the caller computes
     finally:
-        nf.env().set("CPU_AVX512_PRODUCTS", True)
+        nf.env().set("CPU_AVX512", True)
     assert MODULE.avx512_k_max() == native_split.AVX512_K_MAX
     np.testing.assert_array_equal(_product(a, b), own)
 
@@ -177,13 +178,111 @@ def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch
         for again in (run(), run()):
             for u, v in zip(first, again, strict=True):
                 np.testing.assert_array_equal(u, v)
-        nf.env().set("CPU_AVX512_PRODUCTS", False)
+        nf.env().set("CPU_AVX512", False)
         try:
             openblas = run()
         finally:
-            nf.env().set("CPU_AVX512_PRODUCTS", True)
+            nf.env().set("CPU_AVX512", True)
         for u, v in zip(first, openblas, strict=True):
             np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5 * np.abs(v).max())
     finally:
         nf.dispose([x, w1, w3, bias])
+        nf.set_backend(previous)
+
+
+# --------------------------------------------------------------------------- 3x3 depthwise rows (dw_avx512.c)
+
+needs_dw = pytest.mark.skipif(MODULE is None or not MODULE.dw3_address(), reason="needs the C module and AVX-512F")
+_EMPTY = np.zeros(0, np.float32)
+
+
+def _dw_reference(x, w3, sh, dh, dw, pt, pl, out_h, out_w) -> np.ndarray:
+    """The 3x3 depthwise sums in float64 (taps outside the input skipped)."""
+    b, h, wd, c = x.shape
+    xp = np.zeros((b, h + 2 * 3 * dh + pt, wd + 2 * 3 * dw + pl, c))
+    xp[:, pt : pt + h, pl : pl + wd] = x
+    y = np.zeros((b, out_h, out_w, c))
+    for kh in range(3):
+        for kw in range(3):
+            rows = slice(kh * dh, kh * dh + sh * (out_h - 1) + 1, sh)
+            y += xp[:, rows, kw * dw : kw * dw + out_w] * w3[kh, kw]
+    return y
+
+
+def _dw_rows(x, w3, static, out_shape, threads=1, chunk=None, bias=_EMPTY, add=_EMPTY, act=0, alpha=0.0, slopes=_EMPTY):
+    y = np.full(out_shape, np.nan, np.float32)
+    rows = out_shape[0] * out_shape[1]
+    arrays = (x, w3, _EMPTY, y, bias, add, slopes)
+    MODULE.run_rows(MODULE.dw3_address(), arrays, (*static, act), (alpha,), rows, chunk or rows, threads)
+    return y
+
+
+DW_CASES = [
+    # (x shape, stride, dilation, pads top/left, output size)
+    ((1, 9, 11, 24), 1, 1, (1, 1), (9, 11)),
+    ((2, 7, 6, 7), 1, 1, (0, 0), (5, 4)),
+    ((1, 12, 13, 40), 1, 2, (2, 2), (12, 13)),
+    ((1, 10, 9, 16), 2, 1, (1, 1), (5, 9)),  # a height stride (the width stride stays 1)
+    ((1, 5, 3, 33), 1, 1, (1, 1), (5, 3)),  # rows narrower than a block of four positions
+]
+
+
+@needs_dw
+@pytest.mark.parametrize("case", DW_CASES, ids=lambda c: f"{c[0]}-s{c[1]}-d{c[2]}")
+def test_depthwise_rows_equal_on_every_thread_and_close_to_float64(case):
+    shape, sh, dil, (pt, pl), (out_h, out_w) = case
+    x, w3 = _floats(*shape), _floats(3, 3, shape[3])
+    static = (sh, 1, dil, dil, pt, pl)
+    out_shape = (shape[0], out_h, out_w, shape[3])
+    one = _dw_rows(x, w3, static, out_shape)
+    want = _dw_reference(x, w3, sh, dil, dil, pt, pl, out_h, out_w)
+    np.testing.assert_allclose(one, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    for threads, chunk in [(2, 1), (3, 2), (2, 3)]:
+        np.testing.assert_array_equal(_dw_rows(x, w3, static, out_shape, threads, chunk), one)
+
+
+@needs_dw
+@pytest.mark.parametrize("act", [0, 1, 2, 3, 4])
+def test_depthwise_epilogue_is_the_other_kernels(act):
+    shape, static = (1, 8, 10, 20), (1, 1, 1, 1, 1, 1)
+    out_shape = shape
+    x, w3 = _floats(*shape), _floats(3, 3, 20)
+    bias, add, slopes = _special((20,)), _special(out_shape), _floats(20)
+    sums = _dw_rows(x, w3, static, out_shape)
+    for bias_, add_ in [(bias, add), (_EMPTY, _EMPTY), (bias, np.zeros((1, 1, 0, 0), np.float32))]:
+        got = _dw_rows(x, w3, static, out_shape, 2, 3, bias_, add_, act, 0.3, slopes if act == 4 else _EMPTY)
+        want = _epilogue(sums, bias_ if bias_.size else None, add_ if add_.size else None, act, 0.3, slopes)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@needs_numba
+@needs_dw
+def test_depthwise_through_the_op_for_unit_width_strides(monkeypatch):
+    """Stride 1 runs the AVX-512 rows (close to numba's kernels); a width stride of 2 stays on numba's."""
+    ran = []
+    real = native_split.dw3_rows
+    monkeypatch.setattr(native_split, "dw3_rows", lambda *a: ran.append(a[3]) or real(*a))
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    x, w, bias = nf.tensor(_floats(1, 20, 20, 24)), nf.tensor(_floats(3, 3, 24, 1)), nf.tensor(_floats(24))
+    try:
+        for stride in (1, 2):
+            ran.clear()
+
+            def run(stride=stride) -> np.ndarray:
+                t = nf.fused.depthwise_conv2d(x=x, filter=w, strides=stride, pad="same", bias=bias, activation="relu")
+                values = t.numpy()
+                t.dispose()
+                return values
+
+            own = run()
+            assert len(ran) == (1 if stride == 1 else 0)
+            nf.env().set("CPU_AVX512", False)
+            try:
+                numba = run()
+            finally:
+                nf.env().set("CPU_AVX512", True)
+            np.testing.assert_allclose(own, numba, rtol=1e-5, atol=1e-5 * np.abs(numba).max())
+    finally:
+        nf.dispose([x, w, bias])
         nf.set_backend(previous)
