@@ -18,8 +18,10 @@ rounded differently). The chain becomes ``_FusedConv2D``/``FusedDepthwiseConv2dN
 names.
 
 Residual adds (:func:`fuse_residual_adds`, after the chains): a fused (depthwise) convolution whose
-only fused op is its bias (or none) and whose only consumer is an ``Add``/``AddV2`` takes the Add's
-other operand as a residual input, and the activation after the Add when there is one, becoming
+only fused op is its bias (or none) and whose only consumer is an ``Add``/``AddV2`` (or an ``AddN`` of two
+inputs, which TF's grappler writes for ``conv + residual``) takes the Add's
+other operand as a residual input, an add of a per-channel constant after it into its bias (``(conv + r) + c``
+runs as ``(conv + c) + r``), and the activation after that when there is one, becoming
 ``_NdflowResidualConv2D``/``_NdflowResidualDepthwiseConv2d`` (ndflow-internal ops; the kernels are
 TF.js's FusedConv2D/FusedDepthwiseConv2D with ndflow's ``residual`` input). Their mapper, here, adds
 the residual inside the kernel when it has the output's exact shape, and falls back to the unfused
@@ -363,7 +365,7 @@ def _fuse_residual(rw: Rewriter, chain: Chain) -> bool:
     if name is None:
         return False
     add = rw.nodes[name]
-    if add.op not in ("Add", "AddV2") or add.controls:
+    if add.op not in ("Add", "AddV2", "AddN") or add.controls:  # AddN of two: a + b, as Add
         return False
     if len(add.inputs) != 2 or [src for src, _ in add.inputs].count(head.name) != 1:
         return False
@@ -372,9 +374,17 @@ def _fuse_residual(rw: Rewriter, chain: Chain) -> bool:
         return False  # a constant addend broadcasts (one along the channels folded into the bias already)
     chain.members.append(name)
     nxt = rw.only_consumer(name)
+    if nxt is not None and not rw.nodes[nxt].controls and _bias_after(rw, rw.nodes[nxt], chain):
+        chain.members.append(nxt)
+        nxt = rw.only_consumer(nxt)
     if nxt is not None and not rw.nodes[nxt].controls and _activation(rw, rw.nodes[nxt], chain):
         chain.members.append(nxt)
-    args, attr = _fused_attr(head, chain, None if chain.bias is None else head.inputs[2])
+    bias: tuple[str, int] | None = None if chain.bias is None else head.inputs[2]
+    if chain.shift is not None:
+        bias = (_bias(rw, chain), 0)  # type: ignore[assignment]
+        for const in chain.baked:
+            rw.value(const)
+    args, attr = _fused_attr(head, chain, bias)
     inputs = [chain.x, (chain.filter, 0), *args, other]
     fused = Node(chain.last, RESIDUAL[head.op], inputs, [], attr, head.device)
     rw.replace(chain.last, fused)
@@ -384,8 +394,25 @@ def _fuse_residual(rw: Rewriter, chain: Chain) -> bool:
     return True
 
 
+def _bias_after(rw: Rewriter, node: Node, chain: Chain) -> bool:
+    """Take ``node``, an add of a per-channel constant after the residual add, into the chain's bias (TF's
+    grappler moves a bias after ``conv + residual``): ``(conv + r) + c`` runs as ``(conv + c) + r``."""
+    if node.op not in ADDS:
+        return False
+    pair = _other(node, chain.last)
+    if pair is None or (node.op == "BiasAdd" and (pair[1] != 0 or (node.str("data_format") or "NHWC") != "NHWC")):
+        return False
+    c = _per_channel(rw, pair[0], chain)
+    if c is None or (chain.bias is not None and _per_channel(rw, chain.bias, chain) is None):
+        return False
+    chain.shift_srcs.append(pair[0])
+    chain.shift = c
+    return True
+
+
 def fuse_residual_adds(rw: Rewriter) -> None:
-    """Fuse ``conv (+ bias) -> Add(other) [-> activation]`` (see the module docstring)."""
+    """Fuse ``conv (+ bias) -> Add(other) [-> activation]`` (Add, AddV2 or AddN of two; see the module
+    docstring)."""
     for name in rw.topological():
         node = rw.nodes.get(name)
         if node is None:

@@ -156,3 +156,51 @@ def test_no_residual_fusion_when_shared_constant_or_activated():
     finally:
         x.dispose()
         dispose(fast, slow)
+
+
+@pytest.mark.parametrize("bias_after", [None, "AddV2", "BiasAdd"])
+def test_grappler_addn_residual_then_bias_then_prelu(backend, bias_after):
+    """TF's grappler writes ``conv + residual`` as an AddN of two and may move the bias after it:
+    ``Prelu(AddN(r, conv) + c)`` becomes one residual conv with bias ``c``, the same values up to float32
+    rounding (``(conv + c) + r`` for ``(conv + r) + c``)."""
+    nodes = [
+        placeholder("x", [1, 5, 5, 4]),
+        placeholder("r", [1, 5, 5, 6]),
+        const("w"),
+        const("c"),
+        const("alpha"),
+        node("conv", "Conv2D", ["x", "w"], **conv_attrs()),
+        node("sum", "AddN", ["r", "conv"], N={"i": "2"}, **F),
+    ]
+    last = "sum"
+    if bias_after:
+        nodes.append(node("biased", bias_after, ["sum", "c"], **F))
+        last = "biased"
+    nodes.append(node("act", "Prelu", [last, "alpha"], **F))
+    weights = {"w": rand(1, 1, 4, 6), "c": rand(6), "alpha": rand(6) * 0.1}
+    fast, slow = both(nodes, weights)
+    x, r = nf.tensor(rand(1, 5, 5, 4)), nf.tensor(rand(1, 5, 5, 6))
+    try:
+        ops = ops_of(fast)
+        assert ops["act"] == "_NdflowResidualConv2D" and not {"conv", "sum", "biased"} & set(ops)
+        fused = fast.executor.graph.nodes["act"]
+        assert fused.strs("fused_ops") == [*(["BiasAdd"] if bias_after else []), "Prelu"]
+        assert fused.inputs[-1] == ("r", 0)
+        same_outputs(fast, slow, {"x": x, "r": r}, ["act"])
+    finally:
+        nf.dispose([x, r])
+        dispose(fast, slow)
+
+
+def test_an_addn_of_three_is_not_a_residual():
+    nodes = [
+        placeholder("x", [1, 4, 4, 4]),
+        const("w"),
+        node("conv", "Conv2D", ["x", "w"], **conv_attrs()),
+        node("sum", "AddN", ["x", "conv", "x"], N={"i": "3"}, **F),
+    ]
+    fast, slow = both(nodes, {"w": rand(1, 1, 4, 4)})
+    try:
+        assert ops_of(fast)["sum"] == "AddN"
+    finally:
+        dispose(fast, slow)
