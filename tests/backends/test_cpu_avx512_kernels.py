@@ -1,5 +1,5 @@
-"""The C module's AVX-512 kernels: products (``csrc/gemm_avx512.c``, by blocks of 64 columns) and 3x3 depthwise rows
-(``csrc/dw_avx512.c``).
+"""The C module's AVX-512 kernels: products (``csrc/gemm_avx512.c``, by blocks of 64 columns) and 3x3 / 5x5
+depthwise rows (``csrc/dw_avx512.c``).
 
 Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
 must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
@@ -190,20 +190,21 @@ def test_through_the_ops_close_to_openblas_and_the_same_on_every_run(monkeypatch
         nf.set_backend(previous)
 
 
-# --------------------------------------------------------------------------- 3x3 depthwise rows (dw_avx512.c)
+# --------------------------------------------------------------------------- depthwise rows (dw_avx512.c)
 
-needs_dw = pytest.mark.skipif(MODULE is None or not MODULE.dw3_address(), reason="needs the C module and AVX-512F")
+needs_dw = pytest.mark.skipif(MODULE is None or not MODULE.dw_address(3), reason="needs the C module and AVX-512F")
 _EMPTY = np.zeros(0, np.float32)
 
 
 def _dw_reference(x, w3, sh, dh, dw, pt, pl, out_h, out_w) -> np.ndarray:
-    """The 3x3 depthwise sums in float64 (taps outside the input skipped)."""
+    """The K x K depthwise sums in float64 (taps outside the input skipped)."""
     b, h, wd, c = x.shape
-    xp = np.zeros((b, h + 2 * 3 * dh + pt, wd + 2 * 3 * dw + pl, c))
+    size = w3.shape[0]
+    xp = np.zeros((b, h + 2 * size * dh + pt + sh * out_h, wd + 2 * size * dw + pl + out_w, c))
     xp[:, pt : pt + h, pl : pl + wd] = x
     y = np.zeros((b, out_h, out_w, c))
-    for kh in range(3):
-        for kw in range(3):
+    for kh in range(size):
+        for kw in range(size):
             rows = slice(kh * dh, kh * dh + sh * (out_h - 1) + 1, sh)
             y += xp[:, rows, kw * dw : kw * dw + out_w] * w3[kh, kw]
     return y
@@ -213,25 +214,29 @@ def _dw_rows(x, w3, static, out_shape, threads=1, chunk=None, bias=_EMPTY, add=_
     y = np.full(out_shape, np.nan, np.float32)
     rows = out_shape[0] * out_shape[1]
     arrays = (x, w3, _EMPTY, y, bias, add, slopes)
-    MODULE.run_rows(MODULE.dw3_address(), arrays, (*static, act), (alpha,), rows, chunk or rows, threads)
+    MODULE.run_rows(MODULE.dw_address(w3.shape[0]), arrays, (*static, act), (alpha,), rows, chunk or rows, threads)
     return y
 
 
 DW_CASES = [
-    # (x shape, stride, dilation, pads top/left, output size)
-    ((1, 9, 11, 24), 1, 1, (1, 1), (9, 11)),
-    ((2, 7, 6, 7), 1, 1, (0, 0), (5, 4)),
-    ((1, 12, 13, 40), 1, 2, (2, 2), (12, 13)),
-    ((1, 10, 9, 16), 2, 1, (1, 1), (5, 9)),  # a height stride (the width stride stays 1)
-    ((1, 5, 3, 33), 1, 1, (1, 1), (5, 3)),  # rows narrower than a block of four positions
+    # (x shape, filter size, stride, dilation, pads top/left, output size)
+    ((1, 9, 11, 24), 3, 1, 1, (1, 1), (9, 11)),
+    ((2, 7, 6, 7), 3, 1, 1, (0, 0), (5, 4)),
+    ((1, 12, 13, 40), 3, 1, 2, (2, 2), (12, 13)),
+    ((1, 10, 9, 16), 3, 2, 1, (1, 1), (5, 9)),  # a height stride (the width stride stays 1)
+    ((1, 5, 3, 33), 3, 1, 1, (1, 1), (5, 3)),  # rows narrower than a block of four positions
+    ((1, 11, 12, 20), 5, 1, 1, (2, 2), (11, 12)),
+    ((2, 9, 14, 48), 5, 1, 1, (0, 0), (5, 10)),
+    ((1, 8, 8, 576), 5, 1, 1, (2, 2), (8, 8)),
+    ((1, 13, 10, 9), 5, 2, 2, (4, 4), (7, 10)),
 ]
 
 
 @needs_dw
-@pytest.mark.parametrize("case", DW_CASES, ids=lambda c: f"{c[0]}-s{c[1]}-d{c[2]}")
+@pytest.mark.parametrize("case", DW_CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[1]}-s{c[2]}-d{c[3]}")
 def test_depthwise_rows_equal_on_every_thread_and_close_to_float64(case):
-    shape, sh, dil, (pt, pl), (out_h, out_w) = case
-    x, w3 = _floats(*shape), _floats(3, 3, shape[3])
+    shape, size, sh, dil, (pt, pl), (out_h, out_w) = case
+    x, w3 = _floats(*shape), _floats(size, size, shape[3])
     static = (sh, 1, dil, dil, pt, pl)
     out_shape = (shape[0], out_h, out_w, shape[3])
     one = _dw_rows(x, w3, static, out_shape)
@@ -260,8 +265,8 @@ def test_depthwise_epilogue_is_the_other_kernels(act):
 def test_depthwise_through_the_op_for_unit_width_strides(monkeypatch):
     """Stride 1 runs the AVX-512 rows (close to numba's kernels); a width stride of 2 stays on numba's."""
     ran = []
-    real = native_split.dw3_rows
-    monkeypatch.setattr(native_split, "dw3_rows", lambda *a: ran.append(a[3]) or real(*a))
+    real = native_split.dw_rows
+    monkeypatch.setattr(native_split, "dw_rows", lambda *a: ran.append(a[0]) or real(*a))
     previous = nf.get_backend()
     nf.set_backend("cpu")
     x, w, bias = nf.tensor(_floats(1, 20, 20, 24)), nf.tensor(_floats(3, 3, 24, 1)), nf.tensor(_floats(24))

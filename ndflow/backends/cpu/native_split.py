@@ -86,7 +86,7 @@ def _set_avx512(value: object) -> None:
         _configure(_state["module"], value)
 
 
-# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 depthwise rows, csrc/dw_avx512.c): off,
+# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 and 5x5 depthwise rows, csrc/dw_avx512.c): off,
 # products run OpenBLAS's sgemm and depthwise convolutions numba's kernels, as before.
 env().register_flag("CPU_AVX512", lambda: True, _set_avx512)
 
@@ -175,15 +175,15 @@ def avx512_product(m: int, k: int) -> bool:
     return module is not None and k <= module.avx512_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
 
 
-def dw3_rows(arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
-    """A 3x3 depthwise convolution's ``rows`` output rows with the C module's AVX-512 row function (context as
-    :func:`run_rows`'s: x, w (3, 3, C), -, out, bias, add, slopes; sh, sw, dh, dw, pt, pl, act; alpha), on
-    ``threads`` threads (one is fine). False, with nothing run, where it does not apply (no module, no
-    AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
+def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
+    """A ``size`` x ``size`` (3 or 5) depthwise convolution's ``rows`` output rows with the C module's AVX-512
+    row function (context as :func:`run_rows`'s: x, w (size * size taps, C), -, out, bias, add, slopes; sh, sw,
+    dh, dw, pt, pl, act; alpha), on ``threads`` threads (one is fine). False, with nothing run, where it does
+    not apply (no module, no AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
     module = _load()
     if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
         return False
-    address = module.dw3_address()
+    address = module.dw_address(size)
     if not address:
         return False
     chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))

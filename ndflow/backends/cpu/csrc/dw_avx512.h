@@ -1,4 +1,4 @@
-/* 3x3 depthwise convolution rows on AVX-512 (dw_avx512.c), a row function of the native pool. */
+/* 3x3 and 5x5 depthwise convolution rows on AVX-512 (dw_avx512.c), row functions of the native pool. */
 #ifndef NDFLOW_DW_AVX512_H
 #define NDFLOW_DW_AVX512_H
 
@@ -6,7 +6,7 @@
 
 typedef void (*dw_rows_fn)(int64_t *ctx, int64_t r0, int64_t r1);
 
-/* The row function where this CPU has AVX-512F, else NULL. */
-dw_rows_fn dw3_avx512_rows(void);
+/* The row function of ``size`` x ``size`` filters (3 or 5) where this CPU has AVX-512F, else NULL. */
+dw_rows_fn dw_avx512_rows(int size);
 
 #endif

@@ -290,18 +290,22 @@ static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_
 
 static PyObject *gemm_avx512_k_max(PyObject *self, PyObject *noargs) { return PyLong_FromLongLong(avx512_k_max); }
 
-/* dw3_address(): the address of dw_avx512.c's row function for run_rows (0 where the CPU lacks AVX-512F) */
-static PyObject *gemm_dw3_address(PyObject *self, PyObject *noargs)
+/* dw_address(size): the address of dw_avx512.c's row function of size x size filters (3 or 5) for run_rows (0
+ * where the CPU lacks AVX-512F or for another size) */
+static PyObject *gemm_dw_address(PyObject *self, PyObject *args)
 {
-    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)dw3_avx512_rows());
+    int size;
+    if (!PyArg_ParseTuple(args, "i", &size))
+        return NULL;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)dw_avx512_rows(size));
 }
 
 static PyMethodDef methods[] = {
     {"configure", gemm_configure, METH_VARARGS,
      "configure(sgemm_address, ilp64, spin_us=100, avx512_k_max=0): the cblas_sgemm to call; how long idle workers "
      "spin; products whose b has at most avx512_k_max rows run gemm_avx512.c's kernel (where AVX-512F is)"},
-    {"dw3_address", gemm_dw3_address, METH_NOARGS,
-     "dw3_address(): the AVX-512 3x3 depthwise row function for run_rows (0: not on this CPU)"},
+    {"dw_address", gemm_dw_address, METH_VARARGS,
+     "dw_address(size): the AVX-512 size x size depthwise row function for run_rows (0: not on this CPU, or size)"},
     {"avx512_k_max", gemm_avx512_k_max, METH_NOARGS, "avx512_k_max(): the configured limit (0: the AVX-512 kernel is off)"},
     {"matmul", gemm_matmul, METH_VARARGS,
      "matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): "

@@ -259,16 +259,25 @@ def _split_rows(route: Route, x: np.ndarray, weights: tuple, y: np.ndarray, ep_a
     return native_split.run_rows(_row_callback(route.kind), arrays, ints, reals, rows, threads)
 
 
-def _dw3_avx512(route: Route, x: np.ndarray, w3: np.ndarray, y: np.ndarray, ep_args: tuple) -> bool:
-    """A 3x3 depthwise route on the C module's AVX-512 rows (:func:`.native_split.dw3_rows`), split over the
-    native workers from :data:`DW_SPLIT_MIN_WORK`; False, with nothing run, where that does not apply."""
+def _dw_avx512(route: Route, x: np.ndarray, w: np.ndarray, y: np.ndarray, ep_args: tuple) -> bool:
+    """A 3x3 or 5x5 depthwise convolution (multiplier 1, unit width stride; ``w`` the filter, (K, K, C, 1)) on
+    the C module's AVX-512 rows (:func:`.native_split.dw_rows`), split over the native workers from
+    :data:`DW_SPLIT_MIN_WORK`; False, with nothing run, where that does not apply."""
     bias, add, act, alpha, slopes = ep_args
-    if act not in native_split.ACTS or route.static[1] != 1:  # width stride 2: numba's blocked kernel is faster
+    size = w.shape[0]
+    if act not in native_split.ACTS or size not in (3, 5) or w.shape[1] != size or w.shape[3] != 1:
+        return False
+    if route.kind == DW_FLAT:
+        sh, dh, dw, pt, pl = route.static
+        static = (sh, 1, dh, dw, pt, pl)
+    else:
+        static = route.static
+    if static[1] != 1:  # a width stride of 2: numba's blocked kernel is faster
         return False
     threads = cpu_parallel.threads() if route.work >= DW_SPLIT_MIN_WORK else 1
-    arrays = (x, w3, _NONE, y, bias, add, slopes)
+    arrays = (x, _float32_c(w.reshape(size * size, w.shape[2])), _NONE, y, bias, add, slopes)
     rows = route.out_shape[0] * route.out_shape[1]
-    return native_split.dw3_rows(arrays, (*route.static, act), (float(alpha),), rows, threads)
+    return native_split.dw_rows(size, arrays, (*static, act), (float(alpha),), rows, threads)
 
 
 def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple, sigmoid: bool) -> np.ndarray:
@@ -280,6 +289,10 @@ def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple,
         return y
     x = _float32_c(x)
     kind = route.kind
+    if kind != DW and _dw_avx512(route, x, w, y, ep_args):
+        if sigmoid:
+            sigmoid_into(y, y)
+        return y
     if kind == DW3_BLOCKED:
         d3 = _dw3_kernels()
         weights: tuple = (_float32_c(w[:, :, :, 0]),)
@@ -298,9 +311,7 @@ def run_depthwise(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple,
     else:
         weights = (_float32_c(w),)
         fns = k.depthwise, k.depthwise_serial
-    if kind in (DW3_BLOCKED, DW3, DW3_FLAT) and _dw3_avx512(route, x, weights[0], y, ep_args):
-        pass
-    elif not _split_rows(route, x, weights, y, ep_args):
+    if not _split_rows(route, x, weights, y, ep_args):
         fn = fns[0] if parallel() and route.work >= PARALLEL_MIN_WORK else fns[1]
         fn(x, *weights, y, *route.static, *ep_args)
     if sigmoid:
