@@ -57,12 +57,12 @@ Generated {date}.
 NOTES = """
 ## Notes
 
-- **blazepose-full/-lite** (and -heavy, within 1e-3): the segmentation output (`Identity_1`, a 256x256
-  sigmoid mask) differs from TF.js cpu at single pixels by 1-2e-3 of its scale; TF.js's wasm backend
-  differs from TF.js cpu there by more (see the wasm column): float32 rounding amplified by a steep
-  sigmoid, not a wrong op. Every other output of these models agrees to ~1e-5. On `cpu`, products split
-  over native threads round as OpenBLAS does for each chunk's rows: with `CPU_NATIVE_SPLIT=false` the mask
-  is 6.5e-4 (lite) and 1.2e-3 (full) off TF.js cpu.
+- **blazepose-full/-lite** (and -heavy): the segmentation output (`Identity_1`, a 256x256 sigmoid mask)
+  differs from TF.js cpu at single pixels by about 1e-3 of its scale (the error columns); TF.js's wasm
+  backend differs from TF.js cpu there by more (see the wasm column): float32 rounding amplified by a steep
+  sigmoid, not a wrong op. Every other output of these models agrees to ~1e-5. Whether a mask lands under
+  1e-3 depends on the summation order of the products: OpenBLAS's (with `CPU_AVX512=false`: lite 6.5e-4 with
+  the native split off, full 1.2-1.6e-3) or the AVX-512 kernel's, on CPUs that have it.
 - **handtrack**: TF.js returns the detection classes and count as float32 tensors holding int32 data
   (its `.data()` is an `Int32Array`); ndflow returns the same numbers as real float32 values. The
   comparison reads TF.js's values the way its `.data()` does.
