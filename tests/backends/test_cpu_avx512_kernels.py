@@ -1,5 +1,5 @@
-"""The C module's AVX-512 kernels: products (``csrc/gemm_avx512.c``, by blocks of 64 columns) and 3x3 / 5x5
-depthwise rows (``csrc/dw_avx512.c``).
+"""The C module's AVX-512 kernels: products (``csrc/gemm_avx512.c``, by blocks of 64 columns), 3x3 / 5x5
+depthwise rows (``csrc/dw_avx512.c``) and max pooling rows (``csrc/pool_avx512.c``).
 
 Each output value is a fixed sequence of fused multiply-adds over the inner dimension, then the epilogue: it
 must not depend on the row's position, the chunk or the thread (checked bit for bit); the epilogue must be the
@@ -290,4 +290,60 @@ def test_depthwise_through_the_op_for_unit_width_strides(monkeypatch):
             np.testing.assert_allclose(own, numba, rtol=1e-5, atol=1e-5 * np.abs(numba).max())
     finally:
         nf.dispose([x, w, bias])
+        nf.set_backend(previous)
+
+
+# --------------------------------------------------------------------------- max pooling rows (pool_avx512.c)
+
+needs_pool = pytest.mark.skipif(
+    MODULE is None or not MODULE.max_pool_address(), reason="needs the C module and AVX-512F"
+)
+
+POOL_CASES = [
+    # (x shape, (fh, fw), (sh, sw), (dh, dw), (pt, pl), output size)
+    ((1, 8, 9, 24), (2, 2), (2, 2), (1, 1), (0, 0), (4, 4)),
+    ((2, 7, 7, 5), (3, 3), (2, 2), (1, 1), (1, 1), (4, 4)),
+    ((1, 9, 9, 40), (3, 2), (1, 1), (2, 1), (2, 0), (9, 8)),
+    ((1, 6, 6, 17), (2, 2), (1, 1), (1, 1), (3, 0), (6, 5)),  # the first rows' windows hold no input: -inf
+]
+
+
+@needs_numba
+@needs_pool
+@pytest.mark.parametrize("case", POOL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-s{c[2]}")
+def test_max_pool_rows_equal_numba_bit_for_bit(case):
+    from ndflow.backends.cpu.jit import kernels
+
+    shape, (fh, fw), (sh, sw), (dh, dw), (pt, pl), (out_h, out_w) = case
+    x = _special(shape)
+    x.reshape(-1)[7::11] = np.nan
+    x.reshape(-1)[3::13] = -0.0
+    out_shape = (shape[0], out_h, out_w, shape[3])
+    want = np.empty(out_shape, np.float32)
+    kernels().pool2d(x, want, True, fh, fw, sh, sw, dh, dw, pt, pl)
+    ints = (fh, fw, sh, sw, dh, dw, pt, pl)
+    for threads in (1, 2, 3):
+        got = np.full(out_shape, np.nan, np.float32)
+        assert native_split.max_pool_rows(x, got, ints, threads)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@needs_pool
+def test_max_pool_through_the_op_and_the_flag():
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    x = nf.tensor(_special((1, 12, 12, 20)))
+    try:
+        own = nf.max_pool(x, 2, 2, "same")
+        nf.env().set("CPU_AVX512", False)
+        try:
+            tiny = np.zeros((1, 2, 2, 1), np.float32)
+            assert not native_split.max_pool_rows(tiny, np.zeros((1, 1, 1, 1), np.float32), (2, 2, 2, 2, 1, 1, 0, 0), 1)
+            numba = nf.max_pool(x, 2, 2, "same")
+        finally:
+            nf.env().set("CPU_AVX512", True)
+        np.testing.assert_array_equal(own.numpy().view(np.int32), numba.numpy().view(np.int32))
+        nf.dispose([own, numba])
+    finally:
+        x.dispose()
         nf.set_backend(previous)

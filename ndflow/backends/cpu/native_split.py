@@ -86,8 +86,8 @@ def _set_avx512(value: object) -> None:
         _configure(_state["module"], value)
 
 
-# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 and 5x5 depthwise rows, csrc/dw_avx512.c): off,
-# products run OpenBLAS's sgemm and depthwise convolutions numba's kernels, as before.
+# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 and 5x5 depthwise rows, csrc/dw_avx512.c;
+# max pooling, csrc/pool_avx512.c): off, products run OpenBLAS's sgemm and the others numba's kernels, as before.
 env().register_flag("CPU_AVX512", lambda: True, _set_avx512)
 
 
@@ -189,6 +189,25 @@ def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, thre
     chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))
     module.run_rows(address, arrays, ints, reals, rows, chunk, max(1, threads))
     return True
+
+
+def max_pool_rows(x: np.ndarray, out: np.ndarray, ints: tuple, threads: int) -> bool:
+    """Max pooling of ``x`` (B, H, W, C) into ``out`` (B, OH, OW, C), both C-contiguous float32, with the C
+    module's AVX-512 row function (``ints``: fh, fw, sh, sw, dh, dw, pt, pl) on ``threads`` threads (one is
+    fine). False, with nothing run, where it does not apply (as :func:`dw_rows`)."""
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
+        return False
+    address = module.max_pool_address()
+    if not address:
+        return False
+    rows = out.shape[0] * out.shape[1]
+    chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))
+    module.run_rows(address, (x, _EMPTY, _EMPTY, out), ints, (), rows, chunk, max(1, threads))
+    return True
+
+
+_EMPTY = np.zeros(0, np.float32)
 
 
 def available() -> bool:

@@ -8,6 +8,7 @@
 #include "dw_avx512.h"
 #include "gemm_avx512.h"
 #include "gemm_pool.h"
+#include "pool_avx512.h"
 
 /* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
 enum { A_, B_, OUT_, BIAS_, ADD_, SLOPES_, N_ARRAYS };
@@ -300,10 +301,18 @@ static PyObject *gemm_dw_address(PyObject *self, PyObject *args)
     return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)dw_avx512_rows(size));
 }
 
+/* max_pool_address(): the address of pool_avx512.c's max pooling row function for run_rows (0 without AVX-512F) */
+static PyObject *gemm_max_pool_address(PyObject *self, PyObject *noargs)
+{
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)max_pool_avx512_rows());
+}
+
 static PyMethodDef methods[] = {
     {"configure", gemm_configure, METH_VARARGS,
      "configure(sgemm_address, ilp64, spin_us=100, avx512_k_max=0): the cblas_sgemm to call; how long idle workers "
      "spin; products whose b has at most avx512_k_max rows run gemm_avx512.c's kernel (where AVX-512F is)"},
+    {"max_pool_address", gemm_max_pool_address, METH_NOARGS,
+     "max_pool_address(): the AVX-512 max pooling row function for run_rows (0: not on this CPU)"},
     {"dw_address", gemm_dw_address, METH_VARARGS,
      "dw_address(size): the AVX-512 size x size depthwise row function for run_rows (0: not on this CPU, or size)"},
     {"avx512_k_max", gemm_avx512_k_max, METH_NOARGS, "avx512_k_max(): the configured limit (0: the AVX-512 kernel is off)"},

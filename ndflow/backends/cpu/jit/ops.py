@@ -424,7 +424,12 @@ def pool2d(x: np.ndarray, geo: tuple, is_max: bool) -> np.ndarray | None:
     if k is None:
         return None
     y = np.empty((x.shape[0], *out_size, x.shape[-1]), dtype=np.float32)
-    k.pool2d(np.ascontiguousarray(x), y, is_max, fh, fw, sh, sw, dh, dw, pt, pl)
+    xc = np.ascontiguousarray(x)
+    if is_max and y.size:
+        threads = cpu_parallel.threads() if x.size * fh * fw >= DW_SPLIT_MIN_WORK else 1
+        if native_split.max_pool_rows(xc, y, (fh, fw, sh, sw, dh, dw, pt, pl), threads):
+            return y
+    k.pool2d(xc, y, is_max, fh, fw, sh, sw, dh, dw, pt, pl)
     return y
 
 
