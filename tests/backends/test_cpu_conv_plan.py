@@ -16,8 +16,8 @@ import pytest
 
 import ndflow as nf
 from ndflow.backends.cpu import jit
+from ndflow.backends.cpu.jit import conv_blocked, plans
 from ndflow.backends.cpu.jit import ops as jit_ops
-from ndflow.backends.cpu.jit import plans
 from ndflow.core.engine import ENGINE
 
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
@@ -229,7 +229,7 @@ def test_block_size_changes_still_apply(monkeypatch):
     x, w = _rand((1, 12, 12, 3)), _rand((3, 3, 3, 4))
     try:
         ref = nf.conv2d(x, w, 1, "same")
-        monkeypatch.setattr(jit_ops, "CONV_BLOCK_BYTES", 64)  # one output row per block, same plan
+        monkeypatch.setattr(conv_blocked, "CONV_BLOCK_BYTES", 64)  # one output row per block, same plan
         y = nf.conv2d(x, w, 1, "same")
         np.testing.assert_array_equal(y.numpy(), ref.numpy())
         nf.dispose([y, ref])
@@ -241,7 +241,7 @@ def test_block_size_changes_still_apply(monkeypatch):
 def test_threads_share_plans_but_not_buffers(monkeypatch):
     """Blocked convolutions reuse a per-thread column buffer: threads running one plan at once must not mix
     (BLAS releases the GIL: another thread's im2col would overwrite the columns of a running product)."""
-    monkeypatch.setattr(jit_ops, "CONV_BLOCK_BYTES", 64 * 1024)  # many blocks: many switches between threads
+    monkeypatch.setattr(conv_blocked, "CONV_BLOCK_BYTES", 64 * 1024)  # many blocks: many switches between threads
     x, w, b = _rand((1, 48, 48, 16)), _rand((3, 3, 16, 32)), _rand((32,))
     try:
         ref = nf.fused.conv2d(x=x, filter=w, strides=1, pad="same", bias=b, activation="relu6")

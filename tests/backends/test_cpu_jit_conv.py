@@ -13,6 +13,7 @@ import pytest
 from jit_util import needs_numba, numba_kernels, run_both  # noqa: F401 (a fixture)
 
 import ndflow as nf
+from ndflow.backends.cpu.jit import conv_blocked
 from ndflow.backends.cpu.jit import ops as jit_ops
 
 RNG = np.random.default_rng(11)
@@ -107,7 +108,7 @@ CONV_CASES = [
 @pytest.mark.parametrize("case", CONV_CASES)
 def test_blocked_conv2d_matches_numpy(case, block_bytes, monkeypatch):
     shape, fshape, strides, pad, dilations = case
-    monkeypatch.setattr(jit_ops, "CONV_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(conv_blocked, "CONV_BLOCK_BYTES", block_bytes)
     x = _rand(shape)
     w = _rand(fshape)
     bias = _rand((fshape[-1],))
