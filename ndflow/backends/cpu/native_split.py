@@ -175,36 +175,35 @@ def avx512_product(m: int, k: int) -> bool:
     return module is not None and k <= module.avx512_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))
 
 
+def _avx512_rows(address_of: Any, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
+    """Rows of one of the C module's AVX-512 row functions (``address_of(module)``, 0 where the CPU lacks
+    AVX-512F) on ``threads`` threads (one is fine); False, with nothing run, where it does not apply (no
+    module, no AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
+        return False
+    address = address_of(module)
+    if not address:
+        return False
+    threads = max(1, threads)
+    module.run_rows(address, arrays, ints, reals, rows, max(1, -(-rows // (threads * CHUNKS_PER_THREAD))), threads)
+    return True
+
+
 def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
     """A ``size`` x ``size`` (3 or 5) depthwise convolution's ``rows`` output rows with the C module's AVX-512
     row function (context as :func:`run_rows`'s: x, w (size * size taps, C), -, out, bias, add, slopes; sh, sw,
     dh, dw, pt, pl, act; alpha), on ``threads`` threads (one is fine). False, with nothing run, where it does
-    not apply (no module, no AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
-    module = _load()
-    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
-        return False
-    address = module.dw_address(size)
-    if not address:
-        return False
-    chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))
-    module.run_rows(address, arrays, ints, reals, rows, chunk, max(1, threads))
-    return True
+    not apply (see :func:`_avx512_rows`)."""
+    return _avx512_rows(lambda module: module.dw_address(size), arrays, ints, reals, rows, threads)
 
 
 def max_pool_rows(x: np.ndarray, out: np.ndarray, ints: tuple, threads: int) -> bool:
     """Max pooling of ``x`` (B, H, W, C) into ``out`` (B, OH, OW, C), both C-contiguous float32, with the C
     module's AVX-512 row function (``ints``: fh, fw, sh, sw, dh, dw, pt, pl) on ``threads`` threads (one is
-    fine). False, with nothing run, where it does not apply (as :func:`dw_rows`)."""
-    module = _load()
-    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
-        return False
-    address = module.max_pool_address()
-    if not address:
-        return False
-    rows = out.shape[0] * out.shape[1]
-    chunk = max(1, -(-rows // (max(1, threads) * CHUNKS_PER_THREAD)))
-    module.run_rows(address, (x, _EMPTY, _EMPTY, out), ints, (), rows, chunk, max(1, threads))
-    return True
+    fine). False, with nothing run, where it does not apply (see :func:`_avx512_rows`)."""
+    arrays, rows = (x, _EMPTY, _EMPTY, out), out.shape[0] * out.shape[1]
+    return _avx512_rows(lambda module: module.max_pool_address(), arrays, ints, (), rows, threads)
 
 
 _EMPTY = np.zeros(0, np.float32)
