@@ -227,7 +227,10 @@ class Program:
                     if entry is not None:
                         for t in entry:
                             if t is not None and not t.kept and t.id not in keep_ids:
-                                dispose(t)
+                                if t.__class__ is Tensor:
+                                    t.dispose()  # the compiled dispose, where built
+                                else:
+                                    dispose(t)
                         vals[s] = None
         except ShapeChangedError:
             raise

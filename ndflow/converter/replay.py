@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.engine import ENGINE
+from ..core.replay_attrs import ReplayAttrs
 from ..core.tensor import Tensor
 from .graph import Node
 from .plan import HASH_TABLE_OPS, is_dynamic
@@ -34,7 +35,7 @@ def recordable(op: str) -> bool:
 
 def signature(args: Sequence[Any]) -> tuple:
     """The shapes and dtypes of a step's inputs (None for a missing one)."""
-    return tuple((a.shape, a.dtype) if a.__class__ is Tensor else None for a in args)
+    return tuple([(a.shape, a.dtype) if a.__class__ is Tensor else None for a in args])
 
 
 def record(
@@ -66,4 +67,4 @@ def record(
         if len(found) != 1:  # made by the mapper, or at two positions (which may differ next time)
             return out, none
         positions.append(found[0])
-    return out, (sig, kernel, tuple(positions), attrs)
+    return out, (sig, kernel, tuple(positions), attrs if attrs is None else ReplayAttrs(attrs))

@@ -54,6 +54,9 @@ class Environment:
         self._hooks: dict[str, Callable[[FlagValue], None]] = {}
         self._values: dict[str, FlagValue] = {}
         self._overrides = self._read_overrides()
+        #: Bumped whenever a flag may have changed value (set, reset, registered with an override): what
+        #: caches a decision made from flags keeps the version it was made at.
+        self.version = 0
 
     @staticmethod
     def _read_overrides() -> dict[str, FlagValue]:
@@ -68,6 +71,7 @@ class Environment:
         if name in self._evaluators:
             logger.warning("flags: flag '%s' is registered again; the new evaluator wins", name)
         self._evaluators[name] = evaluator
+        self.version += 1
         if set_hook is not None:
             self._hooks[name] = set_hook
         if name in self._overrides:
@@ -102,6 +106,7 @@ class Environment:
     def set(self, name: str, value: FlagValue) -> None:
         self._known(name)
         self._values[name] = value
+        self.version += 1
         hook = self._hooks.get(name)
         if hook is not None:
             hook(value)
@@ -131,6 +136,7 @@ class Environment:
     def reset(self) -> None:
         """Forget set values and re-read ``NDFLOW_FLAGS``; set hooks see the new values."""
         self._values.clear()
+        self.version += 1
         self._overrides = self._read_overrides()
         for name, value in self._overrides.items():
             if name in self._evaluators:

@@ -144,26 +144,33 @@ def matmul_into(
     if act not in ACTS or (act == 4 and slopes is None):
         return False
     m, k = a.shape
-    n = b.shape[1]
-    by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
-    own = avx512_product(m, k)
-    if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
-        if not own:
-            return False
-        threads = 1  # the AVX-512 kernel beats OpenBLAS on one thread too
-    module = _load()
-    if module is None or not env().get("CPU_NATIVE_SPLIT"):
+    split = product_split(m, k, b.shape[1], threads)
+    if split is None:
         return False
     arrays = (a, b, out, *(x for x in (bias, add, slopes) if x is not None))
     if any(x.dtype != np.float32 or not x.flags.c_contiguous for x in arrays):
         return False
+    threads, chunk, by_cols = split
+    _load().matmul(a, b, out, bias, add, act, threads, chunk, float(alpha), slopes if act == 4 else None, by_cols)
+    return True
+
+
+def product_split(m: int, k: int, n: int, threads: int) -> tuple[int, int, bool] | None:
+    """How a product ``(m, k) @ (k, n)`` runs on the C module with up to ``threads`` threads: ``(threads,
+    chunk, by_cols)`` (chunks of ``chunk`` rows, or columns when ``by_cols``), as :func:`matmul_into` runs it;
+    None where it does not run there (no module, flag off, too small for a split without the AVX-512 kernel)."""
+    by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
+    if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
+        if not avx512_product(m, k):
+            return None
+        threads = 1  # the AVX-512 kernel beats OpenBLAS on one thread too
+    if _load() is None or not env().get("CPU_NATIVE_SPLIT"):
+        return None
     if by_cols:
         per = -(-n // (threads * COLUMN_CHUNKS_PER_THREAD))
-        chunk = max(MIN_CHUNK_COLUMNS, -(-per // 16) * 16)
-    else:
-        chunk = max(16, -(-m // (threads * CHUNKS_PER_THREAD)), min(PRODUCT_CHUNK_ROWS, -(-m // threads)))
-    module.matmul(a, b, out, bias, add, act, threads, chunk, float(alpha), slopes if act == 4 else None, by_cols)
-    return True
+        return threads, max(MIN_CHUNK_COLUMNS, -(-per // 16) * 16), True
+    chunk = max(16, -(-m // (threads * CHUNKS_PER_THREAD)), min(PRODUCT_CHUNK_ROWS, -(-m // threads)))
+    return threads, chunk, False
 
 
 def avx512_product(m: int, k: int) -> bool:
@@ -179,15 +186,35 @@ def _avx512_rows(address_of: Any, arrays: tuple, ints: tuple, reals: tuple, rows
     """Rows of one of the C module's AVX-512 row functions (``address_of(module)``, 0 where the CPU lacks
     AVX-512F) on ``threads`` threads (one is fine); False, with nothing run, where it does not apply (no
     module, no AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
-    module = _load()
-    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
-        return False
-    address = address_of(module)
+    address = _avx512_address(address_of)
     if not address:
         return False
     threads = max(1, threads)
-    module.run_rows(address, arrays, ints, reals, rows, max(1, -(-rows // (threads * CHUNKS_PER_THREAD))), threads)
+    _state["module"].run_rows(address, arrays, ints, reals, rows, rows_chunk(rows, threads), threads)
     return True
+
+
+def _avx512_address(address_of: Any) -> int:
+    """``address_of(module)`` where the AVX-512 row functions may run now, else 0."""
+    module = _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT") or not env().get("CPU_AVX512"):
+        return 0
+    return address_of(module)
+
+
+def rows_chunk(rows: int, threads: int) -> int:
+    """The chunk of a row function's ``rows`` on ``threads`` threads: a few chunks per thread."""
+    return max(1, -(-rows // (threads * CHUNKS_PER_THREAD)))
+
+
+def dw_address(size: int) -> int:
+    """The address of the AVX-512 ``size`` x ``size`` depthwise row function where it may run now, else 0."""
+    return _avx512_address(lambda module: module.dw_address(size))
+
+
+def module() -> Any:
+    """The loaded C module (after :func:`available` said True)."""
+    return _state["module"]
 
 
 def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
@@ -195,7 +222,12 @@ def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, thre
     row function (context as :func:`run_rows`'s: x, w (size * size taps, C), -, out, bias, add, slopes; sh, sw,
     dh, dw, pt, pl, act; alpha), on ``threads`` threads (one is fine). False, with nothing run, where it does
     not apply (see :func:`_avx512_rows`)."""
-    return _avx512_rows(lambda module: module.dw_address(size), arrays, ints, reals, rows, threads)
+    address = dw_address(size)
+    if not address:
+        return False
+    threads = max(1, threads)
+    _state["module"].run_rows(address, arrays, ints, reals, rows, rows_chunk(rows, threads), threads)
+    return True
 
 
 def max_pool_rows(x: np.ndarray, out: np.ndarray, ints: tuple, threads: int) -> bool:
@@ -204,6 +236,11 @@ def max_pool_rows(x: np.ndarray, out: np.ndarray, ints: tuple, threads: int) -> 
     fine). False, with nothing run, where it does not apply (see :func:`_avx512_rows`)."""
     arrays, rows = (x, _EMPTY, _EMPTY, out), out.shape[0] * out.shape[1]
     return _avx512_rows(lambda module: module.max_pool_address(), arrays, ints, (), rows, threads)
+
+
+def max_pool_address() -> int:
+    """The address of the AVX-512 max pooling row function where it may run now, else 0."""
+    return _avx512_address(lambda module: module.max_pool_address())
 
 
 _EMPTY = np.zeros(0, np.float32)

@@ -106,38 +106,57 @@ def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | 
 NATIVE_CHUNK_BYTES = 256 * 1024
 
 
-def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, ep_args) -> bool:
-    """A blocked convolution on the native workers (:func:`.native_split.conv_into`): chunks of whole output
-    rows, each one's im2col (a numba C callback, :mod:`._conv_rows`) then its product and epilogue on the thread
-    that claimed it. False, with nothing written, where that does not apply (the caller runs the blocks)."""
+def native_split_of(route: Route, n_cols: int) -> tuple[int, int] | None:
+    """``(threads, chunk)`` of a blocked route on the native workers (chunks of ``chunk`` column-matrix rows,
+    whole output rows each, sized to stay in one core's L2), or None where it does not run there (no workers,
+    or too little work for a split and no AVX-512 kernel for one thread)."""
+    if not native_split.available():
+        return None
     threads = cpu_parallel.threads()
-    if not native_split.available() or (ep_args is not None and ep_args[2] not in native_split.ACTS):
-        return False
     batch, out_h, out_w, _ = route.out_shape
     if threads < 2 or 2 * route.work < native_split.MIN_FLOPS:
-        if not native_split.avx512_product(batch * out_h * out_w, w2.shape[0]):
-            return False
+        if not native_split.avx512_product(batch * out_h * out_w, n_cols):
+            return None
         threads = 1  # the C module's own kernel, on this thread
     rows = batch * out_h
-    per_row = 4 * out_w * w2.shape[0]
-    chunk = max(1, min(-(-rows // (threads * native_split.CHUNKS_PER_THREAD)), NATIVE_CHUNK_BYTES // per_row))
+    chunk = max(
+        1, min(-(-rows // (threads * native_split.CHUNKS_PER_THREAD)), NATIVE_CHUNK_BYTES // (4 * out_w * n_cols))
+    )
+    return threads, chunk * out_w
+
+
+def cols_address() -> int:
+    """The address of the im2col rows callback (numba, :mod:`._conv_rows`; compiled on first use)."""
     address = _modules.get("cols")
     if address is None:
         from . import _conv_rows
 
         address = _modules["cols"] = _conv_rows.im2col_rows.address
+    return address  # type: ignore[return-value]
+
+
+def _blocked_native(route: Route, x: np.ndarray, w2: np.ndarray, y: np.ndarray, ep_args) -> bool:
+    """A blocked convolution on the native workers (:func:`.native_split.conv_into`): chunks of whole output
+    rows, each one's im2col (a numba C callback, :mod:`._conv_rows`) then its product and epilogue on the thread
+    that claimed it. False, with nothing written, where that does not apply (the caller runs the blocks)."""
+    if ep_args is not None and ep_args[2] not in native_split.ACTS:
+        return False
+    split = native_split_of(route, w2.shape[0])
+    if split is None:
+        return False
+    threads, chunk = split
     if ep_args is None:
-        return native_split.conv_into(address, x, route.static, w2, y, threads, chunk * out_w)  # type: ignore[arg-type]
+        return native_split.conv_into(cols_address(), x, route.static, w2, y, threads, chunk)  # type: ignore[arg-type]
     bias, add, act, alpha, slopes = ep_args
     bias, add, slopes = (v if v.size else None for v in (bias, add, slopes))
     return native_split.conv_into(
-        address,
+        cols_address(),
         x,
         route.static,
         w2,
         y,
         threads,
-        chunk * out_w,
+        chunk,
         bias,
         add,
         act,

@@ -255,21 +255,29 @@ def _split_rows(route: Route, x: np.ndarray, weights: tuple, y: np.ndarray, ep_a
     return native_split.run_rows(_row_callback(route.kind), arrays, ints, reals, rows, threads)
 
 
+def avx512_dw_static(route: Route, w_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The integer arguments (sh, sw, dh, dw, pt, pl) of a depthwise route on the C module's AVX-512 rows, or None
+    where those do not run it (not 3x3 or 5x5 with multiplier 1, or a width stride other than 1: numba's blocked
+    kernel is faster at stride 2)."""
+    size = w_shape[0]
+    if size not in (3, 5) or w_shape[1] != size or w_shape[3] != 1:
+        return None
+    static = route.static
+    if route.kind == DW_FLAT:
+        sh, dh, dw, pt, pl = static
+        static = (sh, 1, dh, dw, pt, pl)
+    return static if static[1] == 1 else None
+
+
 def _dw_avx512(route: Route, x: np.ndarray, w: np.ndarray, y: np.ndarray, ep_args: tuple) -> bool:
     """A 3x3 or 5x5 depthwise convolution (multiplier 1, unit width stride; ``w`` the filter, (K, K, C, 1)) on
     the C module's AVX-512 rows (:func:`.native_split.dw_rows`), split over the native workers from
     :data:`DW_SPLIT_MIN_WORK`; False, with nothing run, where that does not apply."""
     bias, add, act, alpha, slopes = ep_args
+    static = avx512_dw_static(route, w.shape)
+    if act not in native_split.ACTS or static is None:
+        return False
     size = w.shape[0]
-    if act not in native_split.ACTS or size not in (3, 5) or w.shape[1] != size or w.shape[3] != 1:
-        return False
-    if route.kind == DW_FLAT:
-        sh, dh, dw, pt, pl = route.static
-        static = (sh, 1, dh, dw, pt, pl)
-    else:
-        static = route.static
-    if static[1] != 1:  # a width stride of 2: numba's blocked kernel is faster
-        return False
     threads = cpu_parallel.threads() if route.work >= DW_SPLIT_MIN_WORK else 1
     arrays = (x, _float32_c(w.reshape(size * size, w.shape[2])), _NONE, y, bias, add, slopes)
     rows = route.out_shape[0] * route.out_shape[1]

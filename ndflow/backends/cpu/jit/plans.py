@@ -21,9 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ....core.flags import env
+from ....core.replay_attrs import ReplayAttrs
 from .. import native_split
 from .. import parallel as cpu_parallel
-from . import ACTIVATION_CODES, kernels, parallel, plans_enabled
+from . import ACTIVATION_CODES, bound, kernels, parallel, plans_enabled
 from .ops import (
     _NONE,
     _NONE2,
@@ -41,6 +43,8 @@ from .ops import (
 )
 
 PLAN_CACHE_SIZE = 1024
+
+_ENV = env()
 
 
 class EpiloguePlan(NamedTuple):
@@ -112,11 +116,20 @@ def epilogue_plan(
     )
 
 
-class ConvPlan(NamedTuple):
-    """What a convolution call needs beyond its input arrays: the route and the epilogue."""
+class ConvPlan:
+    """What a convolution call needs beyond its input arrays: the route and the epilogue; and its bound call
+    (:mod:`.bound`) for the flags of one ``env().version``."""
 
-    route: Route
-    epilogue: EpiloguePlan
+    __slots__ = ("route", "epilogue", "bound", "version")
+
+    def __init__(self, route: Route, epilogue: EpiloguePlan) -> None:
+        self.route = route
+        self.epilogue = epilogue
+        self.bound: bound.Runner | None = None
+        self.version = -1  # no bound call made yet
+
+    def __repr__(self) -> str:
+        return f"ConvPlan({self.route!r}, {self.epilogue!r})"
 
 
 def pointwise_route(out_shape: tuple[int, ...], in_channels: int) -> Route:
@@ -173,6 +186,21 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     return y
 
 
+def run_bound(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """:func:`run`, through the plan's bound call where it has one for the flags as they are (made on the first
+    call after they change)."""
+    version = _ENV.version
+    if plan.version != version:
+        plan.bound = bound.bind(plan, arrays)
+        plan.version = version
+    runner = plan.bound
+    if runner is not None:
+        y = runner(arrays)
+        if y is not None:
+            return y
+    return run(plan, arrays)
+
+
 def _native(x: np.ndarray, w: np.ndarray, y: np.ndarray, args: tuple | None, threads: int) -> bool:
     """The product and its epilogue split over native threads (:mod:`..native_split`), where that applies
     (an epilogue of bias, residual and a linear, relu, relu6, leaky relu or PReLU activation)."""
@@ -192,12 +220,14 @@ class PlanCache:
     def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
         self.size = size
         self._plans: OrderedDict[tuple, ConvPlan | None] = OrderedDict()
+        self._generation = 0
 
     def __len__(self) -> int:
         return len(self._plans)
 
     def clear(self) -> None:
         self._plans.clear()
+        self._generation += 1  # the plans replayed calls keep (ReplayAttrs.memo) are dropped too
 
     def lookup(
         self, kernel: str, inputs: tuple, attrs: dict, build: Callable[[tuple, dict], ConvPlan | None]
@@ -207,6 +237,18 @@ class PlanCache:
         signature does not hash, or ``build`` found nothing to plan."""
         if not plans_enabled():
             return None
+        if attrs.__class__ is ReplayAttrs:  # a replayed call: same kernel and input signature every time
+            memo = attrs.memo
+            if memo is not None and memo[0] is self and memo[1] == self._generation:
+                return memo[2]
+            plan = self._lookup(kernel, inputs, attrs, build)
+            attrs.memo = (self, self._generation, plan)
+            return plan
+        return self._lookup(kernel, inputs, attrs, build)
+
+    def _lookup(
+        self, kernel: str, inputs: tuple, attrs: dict, build: Callable[[tuple, dict], ConvPlan | None]
+    ) -> ConvPlan | None:
         try:
             key = (kernel, tuple(attrs.items()), *[(t.shape, t.dtype) for t in inputs])
             plan = self._plans.get(key, _MISSING)

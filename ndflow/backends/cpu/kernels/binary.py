@@ -74,14 +74,21 @@ def apply(fn: np.ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.size >= b.size:
         reps = _period(a, b)
         if reps:
-            row = np.tile(b.reshape(-1), reps)
+            row = _repeated(b, reps)
             return fn(a.reshape(-1, row.size), row).reshape(a.shape)
     else:
         reps = _period(b, a)
         if reps:
-            row = np.tile(a.reshape(-1), reps)
+            row = _repeated(a, reps)
             return fn(row, b.reshape(-1, row.size)).reshape(b.shape)
     return fn(a, b)
+
+
+def _repeated(v: np.ndarray, reps: int) -> np.ndarray:
+    """``v``'s values repeated ``reps`` times in one row (``np.tile``'s result, without its Python layers)."""
+    row = np.empty((reps, v.size), dtype=v.dtype)
+    row[...] = v.reshape(-1)
+    return row.reshape(-1)
 
 
 def _args(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray, str]:

@@ -312,7 +312,7 @@ def planned(
     plan = plans.PLANS.lookup(kernel, inputs, attrs, _BUILDERS[kernel, depthwise, fused])
     if plan is None:
         return None
-    y = plans.run(plan, [values_of(backend, t) for t in inputs])
+    y = plans.run_bound(plan, [values_of(backend, t) for t in inputs])
     if y is None:
         return None
     return backend.store(y), y.shape, "float32"

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..backend import CPUBackend
+from ..jit import bound as jit_bound
 from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, share, values_of
 
@@ -278,9 +279,27 @@ def _keeps_shape(x, geo: Geometry) -> bool:
     return all(f == 1 for f in geo[0]) and tuple(geo[4]) == tuple(x.shape[1:-1])
 
 
+def _bound(backend: CPUBackend, x, attrs: dict, is_max: bool) -> Output | None:
+    """A replayed float32 call through its bound form (:func:`..jit.bound.pool2d`), or None."""
+    if x.dtype != "float32":
+        return None
+    run = jit_bound.replayed(attrs, lambda: _bind(x.shape, _geometry(attrs), is_max))
+    y = None if run is None else run(values_of(backend, x))
+    return None if y is None else (backend.store(y), y.shape, "float32")
+
+
+def _bind(x_shape: tuple[int, ...], geo: Geometry, is_max: bool):
+    if all(f == 1 for f in geo[0]) and tuple(geo[4]) == tuple(x_shape[1:-1]):
+        return None  # the input itself (_keeps_shape)
+    return jit_bound.pool2d(x_shape, geo, is_max)
+
+
 @cpu_kernel("MaxPool")
 def max_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
+    result = _bound(backend, x, attrs, True)
+    if result is not None:
+        return result
     geo = _geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
@@ -295,6 +314,9 @@ def max_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 @cpu_kernel("AvgPool")
 def avg_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
+    result = _bound(backend, x, attrs, False)
+    if result is not None:
+        return result
     geo = _geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core.replay_attrs import memoized
 from ....core.slice_util import strided_slice_index
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
@@ -19,7 +20,7 @@ def slice_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 @cpu_kernel("StridedSlice")
 def strided_slice(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    index = strided_slice_index(x.shape, attrs)
+    index = memoized(attrs, lambda: strided_slice_index(x.shape, attrs))
     return out(backend, values_of(backend, x)[index].copy(), x.dtype)
 
 
