@@ -20,7 +20,6 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
-import asyncio
 import json
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import ndflow as nf
+from ndflow.converter.cli_predict import run_coroutine
 
 ROOT = Path(__file__).resolve().parents[1]
 ORACLE = ROOT.parent / "shared" / "oracle" / "run_model.js"
@@ -130,7 +130,7 @@ def run_tfjs(name: str, backends: list[str], runs: int, warmup: int, timeout: fl
 
 
 def _execute(model: Any, feeds: dict[str, nf.Tensor], names: list[str], needs_async: bool) -> list[nf.Tensor]:
-    out = asyncio.run(model.execute_async(feeds, names)) if needs_async else model.execute(feeds, names)
+    out = run_coroutine(model.execute_async(feeds, names)) if needs_async else model.execute(feeds, names)
     return out if isinstance(out, list) else [out]
 
 

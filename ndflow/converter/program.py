@@ -24,7 +24,7 @@ from ..core.tensor import Tensor
 from .graph import Node
 from .plan import Graph, Plan
 from .registry import Mapper, get_mapper
-from .replay import Call, record, recordable, signature
+from .replay import Call, record, recordable
 from .shape_cache import ShapeCache, ShapeChangedError
 
 Ref = tuple[int, int]
@@ -199,28 +199,44 @@ class Program:
                 if mode == 2 and pure[k]:
                     outs = cache.replay(k, vals, refs)  # type: ignore[union-attr]
                 else:
-                    try:
-                        args = [vals[s][i] for s, i in refs]
-                    except (TypeError, IndexError):
-                        raise self._missing(vals, node, refs) from None
                     mark = len(track)
                     call = calls[k]
-                    if not replayable[k] or ENGINE._slow:
-                        out = fn(node, args, ctx)
-                    elif call is not None and call[0] == signature(args):
-                        if call[1] is None:
+                    # A kept call repeats while the inputs that may change have the recorded shapes and dtypes.
+                    same = False
+                    if call is not None and call[4] is not None and replayable[k] and not ENGINE._slow:
+                        same = True
+                        try:
+                            for s, i, shape, dtype in call[4]:
+                                a = vals[s][i]
+                                if a.__class__ is not Tensor or a.shape != shape or a.dtype != dtype:
+                                    same = False
+                                    break
+                        except (TypeError, IndexError):  # an input missing: reported below
+                            same = False
+                    if same and call[1] is not None:
+                        args = None  # the step's inputs, read below only where needed
+                        out = ENGINE.run_kernel(call[1], tuple([vals[s][i] for s, i in call[5]]), call[3])
+                    else:
+                        try:
+                            args = [vals[s][i] for s, i in refs]
+                        except (TypeError, IndexError):
+                            raise self._missing(vals, node, refs) from None
+                        if same or not replayable[k] or ENGINE._slow:
                             out = fn(node, args, ctx)
                         else:
-                            out = ENGINE.run_kernel(call[1], tuple([args[i] for i in call[2]]), call[3])
-                    else:
-                        out, calls[k] = record(fn, node, args, ctx, self._constants(refs, mode))
+                            out, calls[k] = record(fn, node, args, ctx, self._constants(refs, mode), refs)
                     if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
                         outs = [out]
                     else:
+                        if args is None:
+                            args = [vals[s][i] for s, i in refs]
                         outs = self.settle(out, args, track, mark)
-                    if mode == 1 and pure[k] and not cache.record(k, args, outs):  # type: ignore[union-attr]
-                        self._drop_shape_cache()
-                        mode, pure = 0, ()
+                    if mode == 1 and pure[k]:
+                        if args is None:
+                            args = [vals[s][i] for s, i in refs]
+                        if not cache.record(k, args, outs):  # type: ignore[union-attr]
+                            self._drop_shape_cache()
+                            mode, pure = 0, ()
                 vals[out_slot] = outs
                 for s in free:
                     entry = vals[s]

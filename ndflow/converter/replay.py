@@ -22,8 +22,11 @@ from ..core.tensor import Tensor
 from .graph import Node
 from .plan import HASH_TABLE_OPS, is_dynamic
 
-# (signature, kernel or None when the node does not qualify, input positions, attrs)
-Call = tuple[tuple, str | None, tuple[int, ...], Any]
+# (signature, kernel or None when the node does not qualify, input positions, attrs, check, kernel refs):
+# ``check`` lists (slot, output index, shape, dtype) of the step's inputs that are not constants, the part of
+# the signature a later run compares (None: one of them was missing, so the step is recorded on every run);
+# ``kernel refs`` are the (slot, output index) of the kernel's inputs, in the kernel's order.
+Call = tuple[tuple, str | None, tuple[int, ...], Any, "tuple[tuple[int, int, Any, Any], ...] | None", tuple]
 
 _STATEFUL = ("TensorArray", "TensorList", "Random", "Multinomial", "Variable", "Assign")
 
@@ -38,18 +41,41 @@ def signature(args: Sequence[Any]) -> tuple:
     return tuple([(a.shape, a.dtype) if a.__class__ is Tensor else None for a in args])
 
 
+def variable_check(
+    args: Sequence[Any], constants: Sequence[bool], refs: Sequence[tuple[int, int]]
+) -> tuple[tuple[int, int, Any, Any], ...] | None:
+    """``(slot, output index, shape, dtype)`` of each input (at ``refs``) that is not a constant (a constant
+    keeps its tensor from run to run, so its shape too); None where an input that is not a constant is missing
+    (the step then takes its mapper on every run)."""
+    check = []
+    for i, a in enumerate(args):
+        if i < len(constants) and constants[i]:
+            continue
+        if a.__class__ is not Tensor:
+            return None
+        check.append((*refs[i], a.shape, a.dtype))
+    return tuple(check)
+
+
 def record(
-    fn: Callable[..., Any], node: Node, args: list[Any], ctx: Any, constants: Sequence[bool]
+    fn: Callable[..., Any],
+    node: Node,
+    args: list[Any],
+    ctx: Any,
+    constants: Sequence[bool],
+    refs: Sequence[tuple[int, int]],
 ) -> tuple[Any, Call]:
     """Run the mapper while listing its kernel calls; its output, and the call to keep (kernel None when
-    the node does not qualify). ``constants[i]``: whether input ``i`` is a weight (its values never change)."""
+    the node does not qualify). ``constants[i]``: whether input ``i`` is a weight (its values never change);
+    ``refs[i]``: its (slot, output index) in the program."""
     calls = ENGINE.record_calls()
     try:
         out = fn(node, args, ctx)
     finally:
         ENGINE.stop_recording()
     sig = signature(args)
-    none: Call = (sig, None, (), None)
+    check = variable_check(args, constants, refs)
+    none: Call = (sig, None, (), None, check, ())
     kernels = [c for c in calls if c[0]]
     if len(kernels) != 1:
         return out, none
@@ -67,4 +93,5 @@ def record(
         if len(found) != 1:  # made by the mapper, or at two positions (which may differ next time)
             return out, none
         positions.append(found[0])
-    return out, (sig, kernel, tuple(positions), attrs if attrs is None else ReplayAttrs(attrs))
+    replayed = attrs if attrs is None else ReplayAttrs(attrs)
+    return out, (sig, kernel, tuple(positions), replayed, check, tuple(refs[p] for p in positions))

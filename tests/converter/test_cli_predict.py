@@ -57,3 +57,28 @@ def test_predict_errors(tmp_path):
     if getattr(nf, "load_layers_model", None) is None:
         with pytest.raises(SystemExit, match="layers model, and this ndflow has no nf.load_layers_model"):
             main([str(layers)])
+
+
+def test_coroutines_run_on_one_kept_loop():
+    """Timed loops of ``execute_async`` runs share one event loop (``asyncio.run`` makes one per call)."""
+    import asyncio
+
+    from ndflow.converter.cli_predict import run_coroutine
+
+    async def loop_and_value(v: int) -> tuple:
+        await asyncio.sleep(0)
+        return asyncio.get_running_loop(), v
+
+    first, a = run_coroutine(loop_and_value(1))
+    second, b = run_coroutine(loop_and_value(2))
+    assert (a, b) == (1, 2) and first is second and not first.is_closed()
+    first.close()  # a closed loop is replaced
+    third, c = run_coroutine(loop_and_value(3))
+    assert c == 3 and third is not first
+
+    async def fails() -> None:
+        raise ValueError("inside")
+
+    with pytest.raises(ValueError, match="inside"):
+        run_coroutine(fails())
+    assert run_coroutine(loop_and_value(4))[1] == 4

@@ -77,6 +77,10 @@ def test_single_call_nodes_replay_and_computed_reads_do_not(backend):
             assert calls[name][1] is not None, name  # one kernel call on the node's own inputs
         assert calls["shape"][1] is None  # its tensor is made from the shape, not by a kernel
         assert calls["relu"][0] == (((2, 3), "float32"),)  # the last signature seen
+        # what a later run compares: the inputs that may change, not the weight
+        (check,) = calls["mul"][4]
+        assert check[2:] == ((2, 3), "float32")
+        assert len(calls["mul"][5]) == 2  # the kernel's inputs, as (slot, output index)
         # 'target' is computed from relu's shape only (shape_cache.py): for one input shape it is a constant
         assert calls["flat"][1] == "Reshape"
     finally:
@@ -210,3 +214,24 @@ def test_record_calls_lists_calls_and_reads_and_restores_the_fast_path():
 )  # fmt: skip
 def test_recordable_ops(op, replay):
     assert recordable(op) is replay
+
+
+def test_multi_output_kernels_replay(backend):
+    """A replayed kernel of several outputs (Unpack) settles them as the mapper path does."""
+    nodes = [
+        placeholder("x", [2, 3]),
+        node("parts", "Unpack", ["x"], **F, num={"i": 2}, axis={"i": 0}),
+        node("sum", "AddV2", ["parts", "parts:1"], **F),
+    ]
+    model = load(nodes)
+    try:
+        rng = np.random.default_rng(3)
+        for _ in range(3):
+            x = rng.standard_normal((2, 3)).astype(np.float32)
+            t = nf.tensor(x)
+            out = model.execute({"x": t}, "sum")
+            np.testing.assert_array_equal(out.numpy(), x[0] + x[1])
+            nf.dispose([out, t])
+        assert _steps(model)["parts"][1] == "Unpack"
+    finally:
+        model.dispose()
