@@ -40,6 +40,7 @@ def test_rows_of_repeated_channels_equal_numpy(fn, big, small):
         ((1, 64, 64, 1), (1,), "one channel: numpy's scalar loop"),
         ((1, 64, 64, 3), (), "a scalar"),
         ((1, 8, 8, 3), (3,), "too small to repay"),
+        ((1, 16, 16, 32), (32,), "too few positions for 32 channels to repay"),
         ((64, 64, 3), (64, 1, 3), "broadcast along more than the channels"),
         ((3, 64, 64), (3, 1, 1), "channels first"),
     ],

@@ -17,6 +17,7 @@ import pytest
 
 import ndflow as nf
 from ndflow.backends.cpu import jit, native_split
+from ndflow.backends.cpu import parallel as cpu_parallel
 from ndflow.backends.cpu.jit import bound, plans
 from ndflow.backends.cpu.jit import ops as jit_ops
 from ndflow.backends.cpu.kernels import conv as conv_kernels
@@ -362,3 +363,27 @@ def test_memoized_values_are_made_once_per_flag_version():
         with pytest.raises(ValueError, match="bad call"):
             memoized(again, fails)
     assert again.memo is None
+
+
+@pytest.mark.parametrize("activation", ["linear", "relu", "relu6", "elu", "prelu"])
+@pytest.mark.parametrize("shape", [(1, 90, 3), (7, 16, 5), (300, 300, 300)], ids=str)
+@pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no-bias"])
+def test_replayed_small_products_give_the_plain_calls_bits(shape, activation, with_bias):
+    m, k, n = shape
+    a, b, bias, slopes = _rand((m, k)), _rand((k, n)), _rand((n,)), _rand((n,))
+    kw = {"bias": bias} if with_bias else {}
+    if activation == "prelu":
+        kw["prelu_activation_weights"] = slopes
+    try:
+        kernel, inputs, attrs = _kernel_call(lambda: nf.fused.mat_mul(a=a, b=b, activation=activation, **kw))
+        replayed = ReplayAttrs(attrs)
+        plain = ENGINE.run_kernel(kernel, inputs, attrs)
+        got = [ENGINE.run_kernel(kernel, inputs, replayed) for _ in range(2)]
+        one_product = cpu_parallel.threads() == 1 or 2 * m * k * n < native_split.MIN_FLOPS
+        small = activation in ("linear", "relu", "relu6") and one_product
+        assert (replayed.memo[1] is not None) == small
+        for y in got:
+            np.testing.assert_array_equal(y.numpy().view(np.int32), plain.numpy().view(np.int32))
+        nf.dispose([plain, *got])
+    finally:
+        nf.dispose([a, b, bias, slopes])

@@ -49,6 +49,9 @@ def store(values: np.ndarray, dtype: str) -> np.ndarray:
 PERIOD_MAX = 4096
 _PERIOD_MIN_SIZE = 4096  # below, the reshaping costs more than it saves
 _PERIOD_MAX_CHANNELS = 64  # from here numpy's inner loop is long enough
+# From 8 channels, numpy's loop over positions beats building the row below this many positions (measured: 8,192
+# values of 32 channels 2.5 us as numpy, 4.2 us as rows; 73,728 values 15 us vs 11.7 us).
+_PERIOD_MIN_POSITIONS = 1024
 
 
 def _period(big: np.ndarray, small: np.ndarray) -> int:
@@ -60,6 +63,8 @@ def _period(big: np.ndarray, small: np.ndarray) -> int:
     if small.ndim == 0 or channels < 2 or channels >= _PERIOD_MAX_CHANNELS:
         return 0
     if small.size != channels or small.shape[-1] != channels:
+        return 0
+    if channels >= 8 and big.size // channels < _PERIOD_MIN_POSITIONS:
         return 0
     limit = PERIOD_MAX // channels
     reps = math.gcd(big.size // channels, 1 << (limit.bit_length() - 1))  # a power of two dividing the positions

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import parallel
 from ..backend import CPUBackend
+from ..jit import bound as jit_bound
 from ..jit import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
 from .conv import (
@@ -182,9 +183,54 @@ def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> O
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
+_F32 = np.dtype(np.float32)
+
+
+def _small_product(inputs: tuple, attrs: dict):
+    """A replayed float32 ``(m, k) @ (k, n)`` too small for a split (one ``np.matmul``), with a per-column bias
+    and a linear, relu or relu6 activation: the same numpy calls as the path below, decided once. None where
+    the call is not of that kind."""
+    activation = attrs.get("activation") or "linear"
+    (a, b), bias, prelu = split_inputs(inputs, activation)
+    if activation not in ("linear", "relu", "relu6") or attrs.get("transpose_a") or attrs.get("transpose_b"):
+        return None
+    if len(a.shape) != 2 or len(b.shape) != 2 or a.dtype != "float32" or b.dtype != "float32":
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    if parallel.threads() > 1 and 2 * m * k * n >= parallel.native_split.MIN_FLOPS:
+        return None  # the native split's territory
+    if bias is not None and (bias.dtype != "float32" or np.broadcast_shapes((m, n), bias.shape) != (m, n)):
+        return None
+    with_bias = bias is not None
+
+    def run(arrays: list) -> np.ndarray | None:
+        va, vb = arrays[0], arrays[1]
+        if va.dtype is not _F32 or vb.dtype is not _F32:
+            return None
+        y = np.matmul(va, vb)
+        if with_bias:
+            vbias = arrays[2]
+            if vbias.dtype is not _F32:
+                return None
+            np.add(y, vbias, out=y, casting="unsafe")
+        if activation == "relu":
+            np.maximum(y, 0, out=y)
+        elif activation == "relu6":
+            np.clip(y, 0, 6, out=y)
+        return y
+
+    return run
+
+
 @cpu_kernel("_FusedMatMul")
 def fused_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation, on one output buffer."""
+    small = jit_bound.replayed(attrs, lambda: _small_product(inputs, attrs))
+    if small is not None:
+        y = small([values_of(backend, t) for t in inputs])
+        if y is not None:
+            return backend.store(y), y.shape, "float32"
     (a, b), bias, prelu = split_inputs(inputs, attrs.get("activation") or "linear")
     va = values_of(backend, a)
     vb = values_of(backend, b)
