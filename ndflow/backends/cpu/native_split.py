@@ -186,7 +186,11 @@ def _avx512_rows(address_of: Any, arrays: tuple, ints: tuple, reals: tuple, rows
     """Rows of one of the C module's AVX-512 row functions (``address_of(module)``, 0 where the CPU lacks
     AVX-512F) on ``threads`` threads (one is fine); False, with nothing run, where it does not apply (no
     module, no AVX-512F, flag ``CPU_AVX512`` or ``CPU_NATIVE_SPLIT`` off)."""
-    address = _avx512_address(address_of)
+    return _rows_at(_avx512_address(address_of), arrays, ints, reals, rows, threads)
+
+
+def _rows_at(address: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, threads: int) -> bool:
+    """Rows of the row function at ``address`` (0: none, False) on ``threads`` threads (one is fine)."""
     if not address:
         return False
     threads = max(1, threads)
@@ -222,12 +226,7 @@ def dw_rows(size: int, arrays: tuple, ints: tuple, reals: tuple, rows: int, thre
     row function (context as :func:`run_rows`'s: x, w (size * size taps, C), -, out, bias, add, slopes; sh, sw,
     dh, dw, pt, pl, act; alpha), on ``threads`` threads (one is fine). False, with nothing run, where it does
     not apply (see :func:`_avx512_rows`)."""
-    address = dw_address(size)
-    if not address:
-        return False
-    threads = max(1, threads)
-    _state["module"].run_rows(address, arrays, ints, reals, rows, rows_chunk(rows, threads), threads)
-    return True
+    return _rows_at(dw_address(size), arrays, ints, reals, rows, threads)
 
 
 def max_pool_rows(x: np.ndarray, out: np.ndarray, ints: tuple, threads: int) -> bool:

@@ -98,21 +98,30 @@ def _pointwise(plan) -> Runner | None:
     if split is None:
         return None
     threads, chunk, by_cols = split
-    matmul, epilogue = native_split.module().matmul, _epilogue(ep, channels)
-    act, alpha, add_at, sigmoid, out_shape = ep.act, float(ep.alpha), ep.add, ep.sigmoid, route.out_shape
+    matmul, act, alpha = native_split.module().matmul, ep.act, float(ep.alpha)
+
+    def call(x: np.ndarray, w: np.ndarray, y: np.ndarray, bias, add, slopes) -> None:
+        matmul(x.reshape(rows, depth), w.reshape(depth, channels), y, bias, add, act, threads, chunk, alpha, slopes,
+               by_cols)  # fmt: skip
+
+    return _product(ep, rows, channels, route.out_shape, call)
+
+
+def _product(ep, rows: int, channels: int, out_shape: tuple[int, ...], call: Callable[..., None]) -> Runner:
+    """A runner around ``call(x, w, y, bias, add, slopes)``, the C module's product into the ``(rows, channels)``
+    output ``y`` with the epilogue's arrays (None for those the call lacks)."""
+    epilogue, add_at, sigmoid = _epilogue(ep, channels), ep.add, ep.sigmoid
 
     def run(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         x, w = arrays[0], arrays[1]
         extra = epilogue(arrays)
         if extra is None or not _usable(x, w):
             return None
-        bias, slopes = extra
         add = None if add_at < 0 else _residual(arrays[add_at], (rows, channels))
         if add is False:
             return None
         y = np.empty((rows, channels), dtype=np.float32)
-        matmul(x.reshape(rows, depth), w.reshape(depth, channels), y, bias, add, act, threads, chunk, alpha, slopes,
-               by_cols)  # fmt: skip
+        call(x, w, y, extra[0], add, extra[1])
         if sigmoid:
             sigmoid_into(y, y)
         return y.reshape(out_shape)
@@ -131,26 +140,13 @@ def _blocked(plan, in_channels: int) -> Runner | None:
     if split is None:
         return None
     threads, chunk = split
-    conv, address, epilogue = native_split.module().conv, conv_blocked.cols_address(), _epilogue(ep, channels)
-    act, alpha, add_at, sigmoid, out_shape = ep.act, float(ep.alpha), ep.add, ep.sigmoid, route.out_shape
-    rows, ints = batch * out_h * out_w, route.static
+    conv, address, act, alpha = native_split.module().conv, conv_blocked.cols_address(), ep.act, float(ep.alpha)
+    ints = route.static
 
-    def run(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-        x, w = arrays[0], arrays[1]
-        extra = epilogue(arrays)
-        if extra is None or not _usable(x, w):
-            return None
-        bias, slopes = extra
-        add = None if add_at < 0 else _residual(arrays[add_at], (rows, channels))
-        if add is False:
-            return None
-        y = np.empty((rows, channels), dtype=np.float32)
+    def call(x: np.ndarray, w: np.ndarray, y: np.ndarray, bias, add, slopes) -> None:
         conv(address, (x,), ints, w.reshape(n_cols, channels), y, bias, add, act, threads, chunk, alpha, slopes)
-        if sigmoid:
-            sigmoid_into(y, y)
-        return y.reshape(out_shape)
 
-    return run
+    return _product(ep, batch * out_h * out_w, channels, route.out_shape, call)
 
 
 def _depthwise(plan, w_shape: tuple[int, ...]) -> Runner | None:
