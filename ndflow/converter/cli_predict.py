@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import statistics
@@ -116,7 +117,9 @@ def run_coroutine(coro: Any) -> Any:
     task, result tensors included, when it puts the SIGINT handler back: 1.5 ms per FaceBoxes inference. TF.js's
     ``await model.executeAsync()`` runs in the loop already there; this is the same for a timed loop of runs."""
     if not _LOOP or _LOOP[0].is_closed():
-        _LOOP[:] = [asyncio.new_event_loop()]
+        loop = asyncio.new_event_loop()
+        _LOOP[:] = [loop]
+        atexit.register(loop.close)  # closed when the process ends (no ResourceWarning)
     return _LOOP[0].run_until_complete(coro)
 
 
