@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import ops
+from ..core import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .graph import Node
@@ -188,74 +189,40 @@ class Program:
 
     def _steps(self, vals: list[Any], track: list[Tensor], ctx: Any, keep_ids: set[int], mode: int) -> None:
         """Run every step on the slot list ``vals`` (in the caller's scope, whose list is ``track``). ``mode``:
-        0 without a shape cache, 1 recording it, 2 skipping the shape-only steps."""
-        dispose = ENGINE.dispose_tensor
-        calls, replayable = self.calls, self.replayable
+        0 without a shape cache, 1 recording it, 2 skipping the shape-only steps. With compiled dispatch, the
+        plain replayed steps run in C (``_dispatch.run_steps``: the same work as :meth:`_step`'s kept call), the
+        others here."""
+        steps, calls, replayable = self.steps, self.calls, self.replayable
         cache = self.shapes
         pure = cache.pure if cache is not None else ()
-        node: Node | None = None
+        fast = compiled.step_runner()
+        at = [0]  # the step running (where an error names its node)
+        n = len(steps)
+        k = 0
         try:
-            for k, (fn, node, refs, out_slot, free) in enumerate(self.steps):
-                if mode == 2 and pure[k]:
-                    outs = cache.replay(k, vals, refs)  # type: ignore[union-attr]
-                else:
-                    mark = len(track)
-                    call = calls[k]
-                    # A kept call repeats while the inputs that may change have the recorded shapes and dtypes.
-                    same = False
-                    if call is not None and call[4] is not None and replayable[k] and not ENGINE._slow:
-                        same = True
-                        try:
-                            for s, i, shape, dtype in call[4]:
-                                a = vals[s][i]
-                                if a.__class__ is not Tensor or a.shape != shape or a.dtype != dtype:
-                                    same = False
-                                    break
-                        except (TypeError, IndexError):  # an input missing: reported below
-                            same = False
-                    if same and call[1] is not None:
-                        args = None  # the step's inputs, read below only where needed
-                        out = ENGINE.run_kernel(call[1], tuple([vals[s][i] for s, i in call[5]]), call[3])
-                    else:
-                        try:
-                            args = [vals[s][i] for s, i in refs]
-                        except (TypeError, IndexError):
-                            raise self._missing(vals, node, refs) from None
-                        if same or not replayable[k] or ENGINE._slow:
-                            out = fn(node, args, ctx)
-                        else:
-                            out, calls[k] = record(fn, node, args, ctx, self._constants(refs, mode), refs)
-                    if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
-                        outs = [out]
-                    else:
-                        if args is None:
-                            args = [vals[s][i] for s, i in refs]
-                        outs = self.settle(out, args, track, mark)
-                    if mode == 1 and pure[k]:
-                        if args is None:
-                            args = [vals[s][i] for s, i in refs]
-                        if not cache.record(k, args, outs):  # type: ignore[union-attr]
-                            self._drop_shape_cache()
-                            mode, pure = 0, ()
-                vals[out_slot] = outs
-                for s in free:
-                    entry = vals[s]
-                    if entry is not None:
-                        for t in entry:
-                            if t is not None and not t.kept and t.id not in keep_ids:
-                                if t.__class__ is Tensor:
-                                    t.dispose()  # the compiled dispose, where built
-                                else:
-                                    dispose(t)
-                        vals[s] = None
+            while k < n:
+                if fast is not None:
+                    done = fast(steps, calls, replayable, pure, vals, track, keep_ids, mode, k, at)
+                    if done.__class__ is not int:  # its kernel ran; its outputs are settled here
+                        k, out, mark = done
+                        at[0] = k
+                        mode, pure = self._step(k, calls, vals, track, ctx, keep_ids, mode, pure, (out, mark))
+                        k += 1
+                        continue
+                    k = done
+                    if k >= n:
+                        break
+                at[0] = k
+                mode, pure = self._step(k, calls, vals, track, ctx, keep_ids, mode, pure, None)
+                k += 1
         except ShapeChangedError:
             raise
         except Exception as exc:
             if mode == 1 and self.shapes is not None:
                 self._forget_shapes()
-            if node is None:
+            if not steps:
                 raise
-            raise node_error(node, exc) from exc
+            raise node_error(steps[at[0]][1], exc) from exc
         for s in self.late_free:
             _free(vals, s, keep_ids)
 
@@ -278,6 +245,80 @@ class Program:
         as constants are recorded again."""
         self.shapes = None
         self.calls = [None] * len(self.steps)
+
+    def _step(
+        self,
+        k: int,
+        calls: list[Call | None],
+        vals: list[Any],
+        track: list[Tensor],
+        ctx: Any,
+        keep_ids: set[int],
+        mode: int,
+        pure: Sequence[bool],
+        ran: tuple[Any, int] | None,
+    ) -> tuple[int, Sequence[bool]]:
+        """Run step ``k`` (``ran``: its kernel already ran in C, giving ``(output, mark)``); the mode and shape
+        cache flags for the steps after it (recording stops where the cache cannot keep a value)."""
+        fn, node, refs, out_slot, free = self.steps[k]
+        cache = self.shapes
+        args = None  # the step's inputs, read only where needed
+        if ran is not None:
+            out, mark = ran
+        elif mode == 2 and pure[k]:
+            out, mark = cache.replay(k, vals, refs), -1  # type: ignore[union-attr]
+        else:
+            mark = len(track)
+            call = calls[k]
+            # A kept call repeats while the inputs that may change have the recorded shapes and dtypes.
+            same = False
+            if call is not None and call[4] is not None and self.replayable[k] and not ENGINE._slow:
+                same = True
+                try:
+                    for s, i, shape, dtype in call[4]:
+                        a = vals[s][i]
+                        if a.__class__ is not Tensor or a.shape != shape or a.dtype != dtype:
+                            same = False
+                            break
+                except (TypeError, IndexError):  # an input missing: reported below
+                    same = False
+            if same and call[1] is not None:
+                out = ENGINE.run_kernel(call[1], tuple([vals[s][i] for s, i in call[5]]), call[3])
+            else:
+                try:
+                    args = [vals[s][i] for s, i in refs]
+                except (TypeError, IndexError):
+                    raise self._missing(vals, node, refs) from None
+                if same or not self.replayable[k] or ENGINE._slow:
+                    out = fn(node, args, ctx)
+                else:
+                    out, calls[k] = record(fn, node, args, ctx, self._constants(refs, mode), refs)
+        if mark < 0:
+            outs = out
+        elif out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
+            outs = [out]
+        else:
+            if args is None:
+                args = [vals[s][i] for s, i in refs]
+            outs = self.settle(out, args, track, mark)
+        if mode == 1 and pure[k]:
+            if args is None:
+                args = [vals[s][i] for s, i in refs]
+            if not cache.record(k, args, outs):  # type: ignore[union-attr]
+                self._drop_shape_cache()
+                mode, pure = 0, ()
+        vals[out_slot] = outs
+        for s in free:
+            entry = vals[s]
+            if entry is not None:
+                for t in entry:
+                    if t is not None and not t.kept and t.id not in keep_ids:
+                        if t.__class__ is Tensor:
+                            t.dispose()  # the compiled dispose, where built
+                        else:
+                            ENGINE.dispose_tensor(t)
+                vals[s] = None
+        return mode, pure
 
     @staticmethod
     def settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:

@@ -13,7 +13,10 @@ specification:
 - ``Tensor.dispose`` and a closing scope's disposal: tensors of backends whose store frees as
   ``RefCountedStore`` does, no leak tracker, not strings;
 - ``Engine.run_kernel`` and the output bookkeeping after the kernel (``_track_output``), while no tape,
-  profile, debug mode or leak tracker watches and every input is a live tensor of the active backend.
+  profile, debug mode or leak tracker watches and every input is a live tensor of the active backend;
+- a graph program's replayed steps (:func:`step_runner`): each kept kernel call whose inputs have the recorded
+  shapes and dtypes, its outputs into their slot and the slots that die there disposed, one C loop for as
+  long as the steps are plain (``converter/program.py`` runs the others).
 
 The module is built when ndflow is installed with a C compiler (``setup.py``; optional: without one, ndflow
 runs the Python code alone). The flag ``C_DISPATCH`` (default: on where built) turns it off and on.
@@ -96,6 +99,12 @@ def _set_enabled(value: Any) -> None:
 def scope_disposer(fallback: Callable[[list, set], None]) -> Callable[[list, set], None]:
     """The end of a scope's disposal loop (``fallback(track, keep_ids)``) compiled where the module was built."""
     return fallback if _dispatch is None else _dispatch.dispose_scope
+
+
+def step_runner() -> Callable[..., Any] | None:
+    """``_dispatch.run_steps`` (a graph program's plain replayed steps, ``converter/program.py``) while compiled
+    dispatch is on, else None."""
+    return _dispatch.run_steps if _dispatch is not None and _dispatch.enabled() else None
 
 
 def forget_layouts() -> None:

@@ -387,3 +387,27 @@ def test_replayed_small_products_give_the_plain_calls_bits(shape, activation, wi
         nf.dispose([plain, *got])
     finally:
         nf.dispose([a, b, bias, slopes])
+
+
+@pytest.mark.parametrize("bias_shape", [(7,), (1, 7), (5, 7), (5, 1), ()], ids=str)
+@pytest.mark.parametrize("activation", ["linear", "relu6"])
+def test_small_products_with_any_broadcast_bias_give_the_plain_calls_bits(bias_shape, activation):
+    """The C module's product takes a bias of one value per column in its epilogue and a full one as its
+    residual; other biases keep numpy's calls. Each gives the bits of the plain call."""
+    a, b, bias = _rand((5, 40)), _rand((40, 7)), _rand(bias_shape)
+    try:
+        kernel, inputs, attrs = _kernel_call(lambda: nf.fused.mat_mul(a=a, b=b, bias=bias, activation=activation))
+        replayed = ReplayAttrs(attrs)
+        plain = ENGINE.run_kernel(kernel, inputs, attrs)
+        got = [ENGINE.run_kernel(kernel, inputs, replayed) for _ in range(2)]
+        assert replayed.memo[1] is not None
+        for y in got:
+            np.testing.assert_array_equal(y.numpy().view(np.int32), plain.numpy().view(np.int32))
+        want = np.clip if activation == "relu6" else None
+        expected = a.numpy().astype(np.float64) @ b.numpy() + bias.numpy()
+        if want is not None:
+            expected = np.clip(expected, 0, 6)
+        np.testing.assert_allclose(plain.numpy(), expected, rtol=1e-5, atol=1e-5)
+        nf.dispose([plain, *got])
+    finally:
+        nf.dispose([a, b, bias])

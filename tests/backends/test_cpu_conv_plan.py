@@ -69,6 +69,11 @@ CONV = [
     ((2, 8, 7, 4), (3, 2, 4, 5), 1, "valid", (2, 1), jit_ops.BLOCKED),
     ((1, 6, 6, 3), (1, 1, 3, 4), 2, "same", 1, jit_ops.BLOCKED),  # 1x1 with a stride: im2col
     ((1, 7, 7, 2), (3, 3, 2, 3), 1, [[0, 0], [2, 1], [1, 2], [0, 0]], 1, jit_ops.BLOCKED),
+    # the filter covers the whole input once: one product (batch, H*W*C) @ (KH*KW*C, out)
+    ((2, 3, 3, 4), (3, 3, 4, 6), 2, "valid", 1, jit_ops.POINTWISE),
+    ((1, 2, 3, 40), (2, 3, 40, 70), 1, "valid", 1, jit_ops.POINTWISE),
+    ((1, 3, 3, 4), (3, 3, 4, 6), 1, "same", 1, jit_ops.BLOCKED),  # padded: nine positions
+    ((1, 5, 5, 2), (3, 3, 2, 3), 1, "valid", 2, jit_ops.BLOCKED),  # dilated to the input's size: im2col
 ]
 
 DEPTHWISE = [
@@ -108,7 +113,7 @@ def test_plain_convolutions_are_the_unplanned_result(case):
 
 @needs_numba
 @pytest.mark.parametrize("activation", ACTIVATIONS)
-@pytest.mark.parametrize("case", [CONV[0], CONV[2], *DEPTHWISE[:2], *DEPTHWISE[3:5], *DEPTHWISE[6:8]])
+@pytest.mark.parametrize("case", [CONV[0], CONV[2], CONV[7], *DEPTHWISE[:2], *DEPTHWISE[3:5], *DEPTHWISE[6:8]])
 def test_fused_epilogues_are_the_unplanned_result(case, activation):
     shape, fshape, strides, pad, dilations, _ = case
     depthwise = case in DEPTHWISE

@@ -54,8 +54,11 @@ COLUMN_CHUNKS_PER_THREAD = 1
 #: core) to 576 x 1024 @ 1024 x 128 (1466 -> 694 us), about 2x faster. Past this, a block of the right matrix
 #: no longer fits one core's L2: two threads reading it were slower than OpenBLAS.
 AVX512_K_MAX = 1024
-#: Fewer rows than this run OpenBLAS: packing the right matrix would cost more than the product gains.
-AVX512_MIN_ROWS = 8
+#: Products of at least this many rows may run the AVX-512 kernel: all of them. Under 8 rows it reads the right
+#: matrix unpacked (``AVX512_PACK_MIN_ROWS`` in gemm_avx512.h), faster than OpenBLAS on every shape measured
+#: (1-7 rows, k 32-1024, n 16-1404: 1.1-4x; 4 x 128 @ 128 x 128: 2.2 us against 4.0 us), but for a product too
+#: wide for the cache (1 x 288 @ 288 x 1404: 24 us against 20 us).
+AVX512_MIN_ROWS = 1
 
 #: The epilogue activations of the C module (the jit's codes): linear, relu, relu6, leaky relu, PReLU.
 ACTS = (0, 1, 2, 3, 4)

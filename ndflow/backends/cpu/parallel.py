@@ -100,7 +100,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     m, k = a.shape
     n = b.shape[1]
     parts = threads()
-    if parts > 1 and a.dtype == np.float32 and b.dtype == np.float32 and 2 * m * k * n >= native_split.MIN_FLOPS:
+    if (
+        a.dtype == np.float32
+        and b.dtype == np.float32
+        and ((parts > 1 and 2 * m * k * n >= native_split.MIN_FLOPS) or native_split.avx512_product(m, k))
+    ):
         target = np.empty((m, n), dtype=np.float32) if out is None else out
         if native_split.matmul_into(a, b, target, parts):
             return target

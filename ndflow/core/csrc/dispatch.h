@@ -11,8 +11,8 @@
  *     direct kernels are called and their results kept).
  *
  * Files: state.c (configuration, store layouts, the engine's bookkeeping), direct.c (the direct path and
- * disposal), kernel.c (Engine.run_kernel), module.c (the Op type, the module). Built with hidden symbol
- * visibility.
+ * disposal), kernel.c (Engine.run_kernel), steps.c (a graph program's replayed steps), module.c (the Op type,
+ * the module). Built with hidden symbol visibility.
  */
 #ifndef NDFLOW_DISPATCH_H
 #define NDFLOW_DISPATCH_H
@@ -72,5 +72,10 @@ PyObject *dispose_method(PyObject *self, PyObject *unused); /* Tensor.dispose as
 
 /* kernel.c: Engine.run_kernel */
 PyObject *run_kernel_method(PyObject *self, PyObject *args);
+PyObject *engine_run_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+extern Py_ssize_t E_slow; /* the engine's _slow slot (0 before run_kernel_method) */
+
+/* steps.c: a graph program's replayed steps */
+PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -65,7 +65,7 @@ static PyObject *track_output(PyObject *out, PyObject *backend)
 }
 
 /* Engine.run_kernel(name, inputs, attrs=None). */
-static PyObject *engine_run_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+PyObject *engine_run_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *backend, *kernels, *config;
     if (!enabled || kwnames != NULL || nargs < 2 || nargs > 3 || self != engine || SLOT(engine, E_slow) != Py_False ||

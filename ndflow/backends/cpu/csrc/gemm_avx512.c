@@ -84,21 +84,24 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 finish(co
 }
 
 /* ``R`` rows from ``row`` (``a`` at its first), ``NV`` vectors of 16 columns each (constants once inlined: the
- * R * NV sums stay in registers). */
+ * R * NV sums stay in registers). ``b`` is the block's packed copy (rows of 16 * NV floats, zero-padded) or,
+ * with ``ldb`` > 0, the right matrix itself at the block's first column (``ldb`` floats per row; the masks
+ * leave out the columns past the block's width). */
 __attribute__((target("avx512f"), always_inline)) static inline void block(const Finish *f, const float *a,
                                                                            int64_t lda, int64_t k, const float *bp,
-                                                                           float *out, int64_t ldo, int64_t row,
-                                                                           const int R, const int NV)
+                                                                           int64_t ldb, float *out, int64_t ldo,
+                                                                           int64_t row, const int R, const int NV)
 {
     __m512 c[8][AVX512_BLOCK / 16];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < NV; v++)
             c[r][v] = _mm512_setzero_ps();
-    const int64_t stride = 16 * NV;
+    const int64_t stride = ldb > 0 ? ldb : 16 * NV;
     for (int64_t p = 0; p < k; p++) {
         __m512 b[AVX512_BLOCK / 16];
         for (int v = 0; v < NV; v++)
-            b[v] = _mm512_load_ps(bp + p * stride + 16 * v);
+            b[v] = ldb > 0 ? _mm512_maskz_loadu_ps(f->mask[v], bp + p * stride + 16 * v)
+                           : _mm512_load_ps(bp + p * stride + 16 * v);
         for (int r = 0; r < R; r++) {
             const __m512 x = _mm512_set1_ps(a[r * lda + p]);
             for (int v = 0; v < NV; v++)
@@ -110,18 +113,17 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
             _mm512_mask_storeu_ps(out + (row + r) * ldo + 16 * v, f->mask[v], finish(f, c[r][v], v, row + r));
 }
 
-/* Rows in blocks of R (about 8-16 sums in registers), then one at a time: the same sums either way. */
 #define ROWS(R, NV)                                                                                               \
     do {                                                                                                          \
         for (; i + (R) <= rows; i += (R))                                                                         \
-            block(&f, a + i * lda, lda, k, bp, out, ldo, i, (R), (NV));                                           \
+            block(&f, a + i * lda, lda, k, bp, ldb, out, ldo, i, (R), (NV));                                      \
         for (; i < rows; i++)                                                                                     \
-            block(&f, a + i * lda, lda, k, bp, out, ldo, i, 1, (NV));                                             \
+            block(&f, a + i * lda, lda, k, bp, ldb, out, ldo, i, 1, (NV));                                        \
     } while (0)
 
 __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64_t lda, int64_t rows, int64_t k,
-                                                           const float *bp, int64_t n, const RowEpilogue *ep,
-                                                           float *out, int64_t ldo)
+                                                           const float *bp, int64_t ldb, int64_t n,
+                                                           const RowEpilogue *ep, float *out, int64_t ldo)
 {
     Finish f;
     f.ep = ep;
@@ -134,6 +136,23 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
     }
     f.alpha = _mm512_set1_ps(ep->alpha);
     int64_t i = 0;
+    if (ldb > 0) { /* the direct form: fewer than AVX512_PACK_MIN_ROWS rows */
+        switch (nv) {
+        case 1:
+            ROWS(4, 1);
+            break;
+        case 2:
+            ROWS(4, 2);
+            break;
+        case 3:
+            ROWS(4, 3);
+            break;
+        default:
+            ROWS(4, 4);
+            break;
+        }
+        return;
+    }
     switch (nv) {
     case 1:
         ROWS(8, 1);
@@ -151,19 +170,33 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
 }
 #endif
 
-void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
-                     const RowEpilogue *ep, float *out, int64_t ldo)
+/* Each block of 64 columns over all the rows: ``b`` packed (``ldb`` 0, at the block's offset c0 * k) or not
+ * (``ldb`` floats per row, at column c0). */
+static void gemm_blocks(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t ldb, int64_t n,
+                        const RowEpilogue *ep, float *out, int64_t ldo)
 {
 #if HAVE_AVX512
-    for (int64_t c0 = 0; c0 < n; c0 += AVX512_BLOCK) { /* each block of 64 columns over all the rows */
+    for (int64_t c0 = 0; c0 < n; c0 += AVX512_BLOCK) {
         RowEpilogue part = *ep;
         part.bias = ep->bias ? ep->bias + c0 : NULL;
         part.slopes = ep->slopes ? ep->slopes + c0 : NULL;
         part.add = ep->add ? ep->add + c0 : NULL;
         const int64_t width = n - c0 < AVX512_BLOCK ? n - c0 : AVX512_BLOCK;
-        rows_avx512(a, lda, rows, k, bpack + c0 * k, width, &part, out + c0, ldo);
+        rows_avx512(a, lda, rows, k, ldb > 0 ? b + c0 : b + c0 * k, ldb, width, &part, out + c0, ldo);
     }
 #else
-    (void)a, (void)lda, (void)rows, (void)k, (void)bpack, (void)n, (void)ep, (void)out, (void)ldo;
+    (void)a, (void)lda, (void)rows, (void)k, (void)b, (void)ldb, (void)n, (void)ep, (void)out, (void)ldo;
 #endif
+}
+
+void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
+                     const RowEpilogue *ep, float *out, int64_t ldo)
+{
+    gemm_blocks(a, lda, rows, k, bpack, 0, n, ep, out, ldo);
+}
+
+void avx512_gemm_rows_direct(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t n,
+                            const RowEpilogue *ep, float *out, int64_t ldo)
+{
+    gemm_blocks(a, lda, rows, k, b, n, n, ep, out, ldo);
 }

@@ -185,7 +185,10 @@ static void avx512_chunk(const Job *job, const float *a, int64_t r0, int64_t row
 {
     RowEpilogue ep = {job->bias, job->add ? job->add + r0 * job->n : NULL, job->slopes, job->n, job->act,
                         job->alpha};
-    avx512_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
+    if (job->direct)
+        avx512_gemm_rows_direct(a, job->k, rows, job->k, job->b, job->n, &ep, job->out + r0 * job->n, job->n);
+    else
+        avx512_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
 }
 
 /* Columns [c0, c0 + cols) of a product on the AVX-512 kernel: packed into this thread's buffer, then every row. */
@@ -205,7 +208,7 @@ static void avx512_cols(Job *job, int64_t c0, int64_t cols)
 /* Rows [r0, r0 + rows) of a product, epilogue included, the left matrix's rows read from ``a``. */
 static void product_rows(const Job *job, const float *a, int64_t r0, int64_t rows)
 {
-    if (job->bpack) {
+    if (job->bpack || job->direct) {
         avx512_chunk(job, a, r0, rows);
         return;
     }
@@ -410,6 +413,8 @@ void set_product(Job *job, const float *b, float *out, const float *bias, const 
     if (m > 0 && k <= avx512_k_max) {
         if (by_cols)
             job->own_cols = 1;
+        else if (m < AVX512_PACK_MIN_ROWS)
+            job->direct = 1;
         else
             job->bpack = avx512_pack(job->b, k, n);
     }

@@ -26,6 +26,7 @@ typedef struct {
     int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
     float *bpack;          /* the right matrix packed for avx512_gemm_rows, or NULL: cblas_sgemm */
     int own_cols;          /* a column split on the AVX-512 kernel, each chunk packing its own columns */
+    int direct;            /* few rows on the AVX-512 kernel, reading the right matrix unpacked */
     int act;
     float alpha;
     atomic_long next;      /* next chunk to claim */

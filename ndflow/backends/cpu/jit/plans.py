@@ -156,9 +156,13 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         args = None if ep.is_identity else ep.args(arrays, channels, y.shape)
         threads = cpu_parallel.threads()
         parts = threads if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1
-        large = 2 * route.work >= native_split.MIN_FLOPS
-        if (large or native_split.avx512_product(rows, depth)) and _native(xr, wr, y, args, threads):
+        native = 2 * route.work >= native_split.MIN_FLOPS or native_split.avx512_product(rows, depth)
+        if native and _native(xr, wr, y, args, threads):
             pass
+        elif native and args is not None and native_split.matmul_into(xr, wr, y, threads):
+            # an epilogue the C module lacks (elu): its product, as the unplanned path computes it, then ours
+            fn = k.epilogue if parallel() and y.size >= PARALLEL_MIN_WORK else k.epilogue_serial
+            fn(y, *args)
         elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
 
             def span(_: int, start: int, stop: int) -> None:

@@ -163,6 +163,17 @@ def _is_pointwise_geometry(info: ConvInfo, in_shape: tuple[int, ...]) -> bool:
     )
 
 
+def _is_full_window_geometry(info: ConvInfo) -> bool:
+    """Whether the filter covers the whole (unpadded, undilated) input once: the one output position's column
+    row is then the input's row, and the convolution one product ``(batch, H*W*C) @ (KH*KW*C, out)``."""
+    return (
+        tuple(info.filter_size) == tuple(info.in_size)
+        and all(d == 1 for d in info.dilations)
+        and all(p == (0, 0) for p in info.pads)
+        and all(o == 1 for o in info.out_size)
+    )
+
+
 def is_pointwise(x: np.ndarray, info: ConvInfo) -> bool:
     """Whether the convolution is 1x1 without padding or strides on a C-contiguous input: the input is then
     already the column matrix."""
@@ -274,6 +285,8 @@ def _build_plan(kernel: str, depthwise: bool, fused: bool, inputs: tuple, attrs:
         route = jit_ops.depthwise_route(info, x.shape, f.shape)
     elif _is_pointwise_geometry(info, x.shape):
         route = plans.pointwise_route(info.out_shape, x.shape[-1])
+    elif _is_full_window_geometry(info):  # one output position: (batch, H*W*C) @ (KH*KW*C, out)
+        route = plans.pointwise_route(info.out_shape, x.shape[1] * x.shape[2] * x.shape[3])
     else:
         route = jit_ops.conv_route(info, x.shape, f.shape)
     if route is None:

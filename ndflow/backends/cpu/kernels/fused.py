@@ -13,6 +13,8 @@ call signature (:mod:`..jit.plans`): the second call of a model's node does only
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import parallel
@@ -187,9 +189,10 @@ _F32 = np.dtype(np.float32)
 
 
 def _small_product(inputs: tuple, attrs: dict):
-    """A replayed float32 ``(m, k) @ (k, n)`` too small for a split (one ``np.matmul``), with a per-column bias
-    and a linear, relu or relu6 activation: the same numpy calls as the path below, decided once. None where
-    the call is not of that kind."""
+    """A replayed float32 ``(m, k) @ (k, n)`` too small for a split, with a per-column bias and a linear, relu or
+    relu6 activation: the same product and epilogue as the path below (the C module's, where it takes the
+    product, its epilogue in registers; else numpy's calls), decided once. None where the call is not of that
+    kind."""
     activation = attrs.get("activation") or "linear"
     (a, b), bias, prelu = split_inputs(inputs, activation)
     if activation not in ("linear", "relu", "relu6") or attrs.get("transpose_a") or attrs.get("transpose_b"):
@@ -198,11 +201,15 @@ def _small_product(inputs: tuple, attrs: dict):
         return None
     m, k = a.shape
     n = b.shape[1]
-    if parallel.threads() > 1 and 2 * m * k * n >= parallel.native_split.MIN_FLOPS:
+    threads = parallel.threads()
+    if threads > 1 and 2 * m * k * n >= parallel.native_split.MIN_FLOPS:
         return None  # the native split's territory
     if bias is not None and (bias.dtype != "float32" or np.broadcast_shapes((m, n), bias.shape) != (m, n)):
         return None
     with_bias = bias is not None
+    native = _native_small_product(m, k, n, threads, activation, None if bias is None else tuple(bias.shape))
+    if native is not None:
+        return native
 
     def run(arrays: list) -> np.ndarray | None:
         va, vb = arrays[0], arrays[1]
@@ -218,6 +225,41 @@ def _small_product(inputs: tuple, attrs: dict):
             np.maximum(y, 0, out=y)
         elif activation == "relu6":
             np.clip(y, 0, 6, out=y)
+        return y
+
+    return run
+
+
+def _native_small_product(m: int, k: int, n: int, threads: int, activation: str, bias_shape: tuple | None):
+    """:func:`_small_product` on the C module (the product :func:`parallel.matmul` takes there, the bias and the
+    activation in its epilogue: the same bits), or None where the product does not run there or the bias is
+    neither one value per column nor a full ``(m, n)`` matrix."""
+    native_split = parallel.native_split
+    split = native_split.product_split(m, k, n, threads) if native_split.avx512_product(m, k) else None
+    if split is None:
+        return None
+    per_column = bias_shape is not None and bias_shape[-1:] == (n,) and math.prod(bias_shape) == n
+    full = bias_shape == (m, n)
+    if bias_shape is not None and not (per_column or full):
+        return None
+    threads, chunk, by_cols = split
+    matmul, act = native_split.module().matmul, ("linear", "relu", "relu6").index(activation)
+
+    def run(arrays: list) -> np.ndarray | None:
+        va, vb = arrays[0], arrays[1]
+        if va.dtype is not _F32 or vb.dtype is not _F32 or not (va.flags.c_contiguous and vb.flags.c_contiguous):
+            return None
+        vbias = add = None
+        if bias_shape is not None:
+            v = arrays[2]
+            if v.dtype is not _F32:
+                return None
+            if per_column:
+                vbias = v.reshape(n)
+            else:
+                add = np.ascontiguousarray(v)
+        y = np.empty((m, n), np.float32)
+        matmul(va, vb, y, vbias, add, act, threads, chunk, 0.0, None, by_cols)
         return y
 
     return run

