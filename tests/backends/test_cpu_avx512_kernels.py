@@ -101,10 +101,13 @@ def test_the_epilogue_is_the_other_kernels(act, n):
 
 @needs_kernel
 @pytest.mark.parametrize("act", [0, 2, 4])
-@pytest.mark.parametrize(("k", "n"), [(1, 1), (3, 16), (40, 17), (128, 128), (70, 150), (1024, 33)])
+@pytest.mark.parametrize(
+    ("k", "n"), [(1, 1), (3, 16), (40, 17), (128, 128), (70, 150), (1024, 33), (300, 437), (1023, 130)]
+)
 def test_few_rows_read_the_right_matrix_unpacked_with_the_same_sums(act, k, n):
-    """Products of fewer than 8 rows skip the packed copy: each row's values are those of the same row in a
-    packed product of more rows, bit for bit (epilogue included)."""
+    """Products of fewer than 8 rows skip the packed copy (1-2 rows over a large right matrix stream it row by
+    row; split by columns too): each row's values are those of the same row in a packed product of more rows,
+    bit for bit (epilogue included)."""
     m = 12
     a, b, bias, add, slopes = _floats(m, k), _floats(k, n), _floats(n), _floats(m, n), _floats(n)
     sl = slopes if act == 4 else None
@@ -113,6 +116,10 @@ def test_few_rows_read_the_right_matrix_unpacked_with_the_same_sums(act, k, n):
         for start in (0, m - rows):
             got = _product(a[start : start + rows], b, bias, add[start : start + rows], act, 0.1, sl)
             np.testing.assert_array_equal(got, packed[start : start + rows])
+    for threads, chunk in [(2, 32), (2, 64), (3, 48)]:  # column chunks of the unpacked form
+        cols = np.full((3, n), np.nan, np.float32)
+        MODULE.matmul(a[:3], b, cols, bias, add[:3], act, threads, chunk, 0.1, sl, True)
+        np.testing.assert_array_equal(cols, packed[:3])
     want = a[:3].astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(_product(a[:3], b), want, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(want).max()))
 
@@ -123,6 +130,9 @@ def test_a_short_inner_dimension_and_enough_rows():
     assert not native_split.avx512_product(native_split.AVX512_MIN_ROWS, native_split.AVX512_K_MAX + 1)
     assert not native_split.avx512_product(native_split.AVX512_MIN_ROWS - 1, 24)  # no rows
     assert native_split.avx512_product(1, 24)  # one row: the unpacked form
+    # few rows over a large right matrix: split by columns (on two threads), else one unsplit product
+    assert native_split.product_split(1, 288, 1404, 2) == (2, 704, True)
+    assert native_split.product_split(1, 128, 142, 2) == (1, 16, False)
     # one thread is enough: a product under the split's minimum still runs it
     a, b, out = _floats(40, 16), _floats(16, 24), np.empty((40, 24), np.float32)
     assert 2 * 40 * 16 * 24 < native_split.MIN_FLOPS

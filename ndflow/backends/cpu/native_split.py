@@ -44,6 +44,11 @@ COLUMN_SPLIT_ROWS = 112
 #: Fewer rows than this are not split by columns: the chunks' products run as slow matrix-vector products
 #: (one row: 2x slower than one unsplit product).
 MIN_COLUMN_SPLIT_ROWS = 8
+#: Products of fewer rows than ``MIN_COLUMN_SPLIT_ROWS`` whose right matrix has at least this many values split
+#: by columns all the same, on the AVX-512 kernel's unpacked form (no copy to make per thread): reading that
+#: matrix is their cost. 1 x 1024 @ 1024 x 1000: 30 us on two threads against 48 us on one; 2 x 512 @ 512 x 512:
+#: 18 against 20 us.
+FEW_ROWS_SPLIT_VALUES = 128 * 1024
 #: Columns of a column chunk, at least (a multiple of 16); chunks per thread of a column split.
 MIN_CHUNK_COLUMNS = 32
 COLUMN_CHUNKS_PER_THREAD = 1
@@ -163,6 +168,11 @@ def product_split(m: int, k: int, n: int, threads: int) -> tuple[int, int, bool]
     chunk, by_cols)`` (chunks of ``chunk`` rows, or columns when ``by_cols``), as :func:`matmul_into` runs it;
     None where it does not run there (no module, flag off, too small for a split without the AVX-512 kernel)."""
     by_cols = MIN_COLUMN_SPLIT_ROWS <= m < COLUMN_SPLIT_ROWS and n >= threads * MIN_CHUNK_COLUMNS and threads > 1
+    if m < MIN_COLUMN_SPLIT_ROWS and k * n >= FEW_ROWS_SPLIT_VALUES and threads > 1 and avx512_product(m, k):
+        by_cols = n >= threads * MIN_CHUNK_COLUMNS  # the unpacked form on each thread's columns
+        if by_cols:
+            per = -(-n // threads)
+            return threads, max(MIN_CHUNK_COLUMNS, -(-per // 16) * 16), True
     if 2 * m * k * n < MIN_FLOPS or (m < 32 and not by_cols) or threads < 2:
         if not avx512_product(m, k):
             return None

@@ -65,6 +65,10 @@ float *avx512_pack(const float *b, int64_t k, int64_t n)
 }
 
 #if HAVE_AVX512
+#ifndef DIRECT_PREFETCH_ROWS
+#define DIRECT_PREFETCH_ROWS 16 /* how far ahead the unpacked form fetches the right matrix's rows */
+#endif
+
 typedef struct {
     __mmask16 mask[AVX512_BLOCK / 16];
     __m512 bias[AVX512_BLOCK / 16], slopes[AVX512_BLOCK / 16], alpha;
@@ -99,6 +103,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
     const int64_t stride = ldb > 0 ? ldb : 16 * NV;
     for (int64_t p = 0; p < k; p++) {
         __m512 b[AVX512_BLOCK / 16];
+        if (ldb > 0) /* rows far apart (pages apart): the hardware does not fetch them ahead */
+            for (int v = 0; v < NV; v++)
+                _mm_prefetch((const char *)(bp + (p + DIRECT_PREFETCH_ROWS) * stride + 16 * v), _MM_HINT_T0);
         for (int v = 0; v < NV; v++)
             b[v] = ldb > 0 ? _mm512_maskz_loadu_ps(f->mask[v], bp + p * stride + 16 * v)
                            : _mm512_load_ps(bp + p * stride + 16 * v);
@@ -168,6 +175,61 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
         break;
     }
 }
+/* A row at a time, the right matrix streamed in its own order (four of its rows per pass over the output row,
+ * which stays in L1): for a right matrix too large for the cache, whose 64-column blocks would be read pages
+ * apart. Each output gets the same fused multiply-adds in the same order as in block(), then the epilogue. */
+__attribute__((target("avx512f"))) static void stream_rows(const float *a, int64_t lda, int64_t rows, int64_t k,
+                                                           const float *b, int64_t ldb, int64_t n,
+                                                           const RowEpilogue *ep, float *out, int64_t ldo)
+{
+    const __m512 alpha = _mm512_set1_ps(ep->alpha), zero = _mm512_setzero_ps();
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = a + r * lda;
+        float *o = out + r * ldo;
+        int64_t p = 0;
+        for (; p + 4 <= k || p == 0; p += 4) { /* the first pass starts each sum from zero */
+            const int64_t left = k - p < 4 ? k - p : 4;
+            const __m512 x0 = _mm512_set1_ps(x[p]), x1 = _mm512_set1_ps(left > 1 ? x[p + 1] : 0.0f);
+            const __m512 x2 = _mm512_set1_ps(left > 2 ? x[p + 2] : 0.0f), x3 = _mm512_set1_ps(left > 3 ? x[p + 3] : 0.0f);
+            const float *b0 = b + p * ldb;
+            for (int64_t j = 0; j < n; j += 16) {
+                const __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+                __m512 v = p == 0 ? zero : _mm512_maskz_loadu_ps(m, o + j);
+                v = _mm512_fmadd_ps(x0, _mm512_maskz_loadu_ps(m, b0 + j), v);
+                if (left > 1)
+                    v = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(m, b0 + ldb + j), v);
+                if (left > 2)
+                    v = _mm512_fmadd_ps(x2, _mm512_maskz_loadu_ps(m, b0 + 2 * ldb + j), v);
+                if (left > 3)
+                    v = _mm512_fmadd_ps(x3, _mm512_maskz_loadu_ps(m, b0 + 3 * ldb + j), v);
+                _mm512_mask_storeu_ps(o + j, m, v);
+            }
+            if (left < 4) {
+                p = k;
+                break;
+            }
+        }
+        for (; p < k; p++) { /* the last rows of the right matrix, one at a time */
+            const __m512 xp = _mm512_set1_ps(x[p]);
+            for (int64_t j = 0; j < n; j += 16) {
+                const __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+                _mm512_mask_storeu_ps(o + j, m,
+                                      _mm512_fmadd_ps(xp, _mm512_maskz_loadu_ps(m, b + p * ldb + j),
+                                                      _mm512_maskz_loadu_ps(m, o + j)));
+            }
+        }
+        for (int64_t j = 0; j < n; j += 16) { /* the epilogue: bias, residual, activation */
+            const __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(m, o + j);
+            if (ep->bias)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ep->bias + j));
+            if (ep->add)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ep->add + r * ep->ld_add + j));
+            v = avx512_activate(v, ep->act, alpha, ep->slopes ? _mm512_maskz_loadu_ps(m, ep->slopes + j) : zero);
+            _mm512_mask_storeu_ps(o + j, m, v);
+        }
+    }
+}
 #endif
 
 /* Each block of 64 columns over all the rows: ``b`` packed (``ldb`` 0, at the block's offset c0 * k) or not
@@ -195,8 +257,14 @@ void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, cons
     gemm_blocks(a, lda, rows, k, bpack, 0, n, ep, out, ldo);
 }
 
-void avx512_gemm_rows_direct(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t n,
-                            const RowEpilogue *ep, float *out, int64_t ldo)
+void avx512_gemm_rows_direct(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t ldb,
+                            int64_t n, const RowEpilogue *ep, float *out, int64_t ldo)
 {
-    gemm_blocks(a, lda, rows, k, b, n, n, ep, out, ldo);
+#if HAVE_AVX512
+    if (rows <= AVX512_STREAM_MAX_ROWS && k * n >= AVX512_STREAM_MIN_VALUES) {
+        stream_rows(a, lda, rows, k, b, ldb, n, ep, out, ldo);
+        return;
+    }
+#endif
+    gemm_blocks(a, lda, rows, k, b, ldb, n, ep, out, ldo);
 }

@@ -10,6 +10,10 @@
  * as much as their product (8 x 128 @ 128 x 128: 4.0 us either way), while from 16 rows the packed copy wins
  * (16 rows: 5.1 us against 7.4 us direct) */
 #define AVX512_PACK_MIN_ROWS 8
+/* of those, products of at most this many rows whose right matrix has at least this many values stream it in its
+ * own order (too large for the cache, its 64-column blocks would be read pages apart) */
+#define AVX512_STREAM_MAX_ROWS 2
+#define AVX512_STREAM_MIN_VALUES (128 * 1024)
 
 /* The epilogue of rows: bias (n values) and slopes (act 4) or NULL; the residual ``add`` (row-major, ``ld_add``
  * values per row, its row 0 the first row computed) or NULL; act 0 linear, 1 relu, 2 relu6, 3 leaky relu
@@ -39,8 +43,9 @@ void avx512_pack_into(float *dst, const float *b, int64_t ldb, int64_t k, int64_
 void avx512_gemm_rows(const float *a, int64_t lda, int64_t rows, int64_t k, const float *bpack, int64_t n,
                      const RowEpilogue *ep, float *out, int64_t ldo);
 
-/* avx512_gemm_rows on ``b`` as it is (k x n, row-major), for products of few rows: the same values. */
-void avx512_gemm_rows_direct(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t n,
-                            const RowEpilogue *ep, float *out, int64_t ldo);
+/* avx512_gemm_rows on ``b`` as it is (k x n, row-major, ``ldb`` floats per row), for products of few rows: the
+ * same values. */
+void avx512_gemm_rows_direct(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t ldb,
+                            int64_t n, const RowEpilogue *ep, float *out, int64_t ldo);
 
 #endif

@@ -186,7 +186,8 @@ static void avx512_chunk(const Job *job, const float *a, int64_t r0, int64_t row
     RowEpilogue ep = {job->bias, job->add ? job->add + r0 * job->n : NULL, job->slopes, job->n, job->act,
                         job->alpha};
     if (job->direct)
-        avx512_gemm_rows_direct(a, job->k, rows, job->k, job->b, job->n, &ep, job->out + r0 * job->n, job->n);
+        avx512_gemm_rows_direct(a, job->k, rows, job->k, job->b, job->n, job->n, &ep, job->out + r0 * job->n,
+                                job->n);
     else
         avx512_gemm_rows(a, job->k, rows, job->k, job->bpack, job->n, &ep, job->out + r0 * job->n, job->n);
 }
@@ -203,6 +204,14 @@ static void avx512_cols(Job *job, int64_t c0, int64_t cols)
     RowEpilogue ep = {job->bias ? job->bias + c0 : NULL, job->add ? job->add + c0 : NULL,
                       job->slopes ? job->slopes + c0 : NULL, job->n, job->act, job->alpha};
     avx512_gemm_rows(job->a, job->k, job->m, job->k, packed, cols, &ep, job->out + c0, job->n);
+}
+
+/* Columns [c0, c0 + cols) of a product of few rows on the AVX-512 kernel, the right matrix read as it is. */
+static void direct_cols(const Job *job, int64_t c0, int64_t cols)
+{
+    RowEpilogue ep = {job->bias ? job->bias + c0 : NULL, job->add ? job->add + c0 : NULL,
+                      job->slopes ? job->slopes + c0 : NULL, job->n, job->act, job->alpha};
+    avx512_gemm_rows_direct(job->a, job->k, job->m, job->k, job->b + c0, job->n, cols, &ep, job->out + c0, job->n);
 }
 
 /* Rows [r0, r0 + rows) of a product, epilogue included, the left matrix's rows read from ``a``. */
@@ -239,6 +248,8 @@ static void work(Job *job)
         int64_t size = total - start < job->chunk ? total - start : job->chunk;
         if (job->rows) {
             job->rows(job->ctx, start, start + size);
+        } else if (job->by_cols && job->direct) {
+            direct_cols(job, start, size);
         } else if (job->by_cols && job->own_cols) {
             avx512_cols(job, start, size);
         } else if (job->by_cols) {
@@ -411,10 +422,10 @@ void set_product(Job *job, const float *b, float *out, const float *bias, const 
     job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
     /* a short inner dimension: the AVX-512 kernel (no memory for its packed copy: cblas_sgemm, the same meaning) */
     if (m > 0 && k <= avx512_k_max) {
-        if (by_cols)
+        if (m < AVX512_PACK_MIN_ROWS)
+            job->direct = 1; /* by rows or by columns */
+        else if (by_cols)
             job->own_cols = 1;
-        else if (m < AVX512_PACK_MIN_ROWS)
-            job->direct = 1;
         else
             job->bpack = avx512_pack(job->b, k, n);
     }
