@@ -12,6 +12,7 @@
 6. fusion (``fuse.fuse_products``): convolutions and matrix products absorb the constant bias,
    scale and batch-norm nodes after them and one activation;
 7. hard swish (``hard_swish``): ``x * relu6(x + 3) * c`` becomes one node.
+8. PReLU written with ``Abs`` (``abs_prelu``): ``x + (x - |x|) * c`` becomes one node.
 
 The original graph stays: ``GraphModel`` runs it instead when a request needs a node the optimized graph
 no longer has (an intermediate output, an input fed in the middle of a fused chain) or feeds a node whose
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 from ..core.flags import env
 from ..core.tensor import Tensor
+from .abs_prelu import fuse_abs_prelu
 from .canon import canonical_clips, canonical_prelu, pads_into_convs
 from .fold import fold_constants, remove_identities
 from .fuse import fuse_products
@@ -36,7 +38,7 @@ from .transpose import sink_transposes
 
 env().register_flag("GRAPH_MODEL_OPTIMIZE", lambda: True)
 
-PASSES = ("fold", "identity", "canon", "transpose", "pad", "fuse", "hard_swish")
+PASSES = ("fold", "identity", "canon", "transpose", "pad", "fuse", "hard_swish", "abs_prelu")
 
 
 @dataclass
@@ -86,6 +88,8 @@ def optimize_graph(graph: Graph, weights: Mapping[str, Tensor], passes: tuple[st
             fuse_products(rw)
         if "hard_swish" in passes:
             fuse_hard_swish(rw)
+        if "abs_prelu" in passes:
+            fuse_abs_prelu(rw)
         optimized = rw.to_graph()
     except BaseException:
         for t in rw.new_weights.values():

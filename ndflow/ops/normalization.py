@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.broadcast_util import broadcasts_to
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted, normalize_axes, normalize_axis, to_tensor
@@ -29,13 +30,7 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     lead = 0
     while lead < len(shape) and shape[lead] == 1:
         lead += 1
-    core = shape[lead:]
-    if len(core) > len(target):
-        return False
-    try:
-        return tuple(np.broadcast_shapes(core, target)) == tuple(target)
-    except ValueError:
-        return False
+    return broadcasts_to(shape[lead:], target)
 
 
 def _batch_norm(

@@ -93,6 +93,28 @@ static PyObject *plain_outputs(PyObject *out, PyObject *track, Py_ssize_t mark)
     return out;
 }
 
+/* ``if not t.kept and t.id not in keep: ENGINE.dispose_tensor(t)`` for a slot value that is not a Tensor. */
+static int free_other(PyObject *t, PyObject *keep)
+{
+    PyObject *kept = PyObject_GetAttrString(t, "kept");
+    if (kept == NULL)
+        return -1;
+    int is_kept = PyObject_IsTrue(kept);
+    Py_DECREF(kept);
+    if (is_kept != 0)
+        return is_kept < 0 ? -1 : 0;
+    PyObject *id = PyObject_GetAttrString(t, "id");
+    if (id == NULL)
+        return -1;
+    int in_keep = PySet_Contains(keep, id);
+    Py_DECREF(id);
+    if (in_keep != 0)
+        return in_keep < 0 ? -1 : 0;
+    PyObject *r = PyObject_CallOneArg(py_dispose_tensor, t);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 /* Dispose the tensors of the slots in ``free`` that are not kept and not in ``keep``; the slots become None. */
 static int free_slots(PyObject *vals, PyObject *free, PyObject *keep)
 {
@@ -121,10 +143,9 @@ static int free_slots(PyObject *vals, PyObject *free, PyObject *keep)
             PyObject *t = PySequence_Fast_GET_ITEM(items, m);
             if (t == Py_None)
                 continue;
-            if (!PyObject_TypeCheck(t, tensor_type)) {
-                PyErr_SetString(PyExc_TypeError, "run_steps: a slot holds a non-tensor");
-                rc = -1;
-                break;
+            if (!PyObject_TypeCheck(t, tensor_type)) { /* another value with kept and id: as Python reads it */
+                rc = free_other(t, keep);
+                continue;
             }
             if (SLOT(t, T_kept) == Py_True)
                 continue;
