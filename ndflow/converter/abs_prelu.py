@@ -43,18 +43,7 @@ def _match(rw: Rewriter, abs_node: Node) -> tuple[tuple[str, int], str, list[str
 
 def fuse_abs_prelu(rw: Rewriter) -> None:
     """Replace each chain (see the module docstring) by one ``_NdflowAbsPrelu`` node."""
-    for name in rw.topological():
-        node = rw.nodes.get(name)
-        if node is None or node.op != "Abs" or name in rw.protected:
-            continue
+    for node in rw.nodes_of("Abs"):
         found = _match(rw, node)
-        if found is None:
-            continue
-        x, c, members = found
-        if any(m in rw.protected for m in members[:-1]):
-            continue
-        last = rw.nodes[members[-1]]
-        rw.replace(last.name, Node(last.name, ABS_PRELU, [x, (c, 0)], [], {}, last.device))
-        for member in reversed(members[:-1]):
-            rw.remove(member)
-        rw.stats.add("abs prelu fused")
+        if found is not None and rw.fuse_chain(found[2], ABS_PRELU, [found[0], (found[1], 0)]):
+            rw.stats.add("abs prelu fused")

@@ -81,22 +81,13 @@ def _match(rw: Rewriter, relu6: Node) -> tuple[tuple[str, int], str, str, str, l
 
 def fuse_hard_swish(rw: Rewriter) -> None:
     """Replace each hard swish chain (see the module docstring) by one ``_NdflowHardSwish`` node."""
-    for name in rw.topological():
-        node = rw.nodes.get(name)
-        if node is None or node.op != "Relu6" or name in rw.protected:
-            continue
+    for node in rw.nodes_of("Relu6"):
         found = _match(rw, node)
         if found is None:
             continue
         x, three, scale, order, members = found
-        if any(m in rw.protected for m in members[:-1]):
-            continue
-        last = members[-1]
-        fused = Node(last, HARD_SWISH, [x, (three, 0), (scale, 0)], [], {"order": {"s": _b64(order)}}, node.device)
-        rw.replace(last, fused)
-        for member in reversed(members[:-1]):
-            rw.remove(member)
-        rw.stats.add("hard swish fused")
+        if rw.fuse_chain(members, HARD_SWISH, [x, (three, 0), (scale, 0)], {"order": {"s": _b64(order)}}):
+            rw.stats.add("hard swish fused")
 
 
 def _b64(text: str) -> str:

@@ -14,7 +14,7 @@ consumers up to date while passes replace, add and remove nodes, and records:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,6 +156,25 @@ class Rewriter:
         self.set_inputs(name, [], [])
         del self.nodes[name]
         del self.consumers[name]
+
+    def nodes_of(self, op: str) -> Iterator[Node]:
+        """The nodes of ``op`` that are not protected, producers first (those a rewrite removed meanwhile
+        are skipped)."""
+        for name in self.topological():
+            node = self.nodes.get(name)
+            if node is not None and node.op == op and name not in self.protected:
+                yield node
+
+    def fuse_chain(self, members: list[str], op: str, inputs: list[tuple[str, int]], attr: dict | None = None) -> bool:
+        """Replace a chain of nodes (``members``, its last one the chain's output) by one ``op`` node of that
+        last name reading ``inputs``; False, with nothing changed, where an inner member is protected."""
+        if any(m in self.protected for m in members[:-1]):
+            return False
+        last = self.nodes[members[-1]]
+        self.replace(last.name, Node(last.name, op, inputs, [], attr or {}, last.device))
+        for member in reversed(members[:-1]):
+            self.remove(member)
+        return True
 
     def redirect(self, old: str, new: tuple[str, int]) -> None:
         """Make every consumer of ``old:0`` read ``new`` instead (control edges go to ``new``'s node)."""

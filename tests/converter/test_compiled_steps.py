@@ -108,71 +108,72 @@ def test_requested_intermediates_are_not_freed(monkeypatch):
         model.dispose()
 
 
-@needs_c
-def test_an_error_in_a_replayed_step_names_its_node(monkeypatch):
+@pytest.fixture
+def recorded(monkeypatch):
+    """The graph loaded on cpu and run once (its calls recorded), a ones input, and the Python step counter."""
     nf.set_backend("cpu")
     model = load(_graph())
+    steps = _Steps(monkeypatch)
     x = nf.tensor(np.ones((2, 4), np.float32))
     try:
-        nf.dispose(model.execute({"x": x}, "out"))  # recorded
-        config = ENGINE._kernels["Exp"]
+        nf.dispose(model.execute({"x": x}, "out"))
+        steps.python.clear()
+        yield model, x, steps
+    finally:
+        x.dispose()
+        model.dispose()
 
-        def broken(backend, inputs, attrs):
+
+def _patch_kernel(monkeypatch, name: str, make) -> None:
+    """Kernel ``name`` of the active backend replaced by ``make(original)``."""
+    config = ENGINE._kernels[name]
+    monkeypatch.setitem(ENGINE._kernels, name, (*config[:2], make(config[2]), *config[3:]))
+
+
+@needs_c
+def test_an_error_in_a_replayed_step_names_its_node(recorded, monkeypatch):
+    model, x, _ = recorded
+
+    def broken(original):
+        def run(backend, inputs, attrs):
             raise ValueError("exp failed")
 
-        monkeypatch.setitem(ENGINE._kernels, "Exp", (*config[:2], broken, *config[3:]))
-        before = nf.memory()["num_tensors"]
-        with pytest.raises(ValueError, match=r"graph model node 'e' \(Exp\): exp failed"):
-            model.execute({"x": x}, "out")
-        assert nf.memory()["num_tensors"] == before  # the scope freed what the run had made
-    finally:
-        x.dispose()
-        model.dispose()
+        return run
+
+    _patch_kernel(monkeypatch, "Exp", broken)
+    before = nf.memory()["num_tensors"]
+    with pytest.raises(ValueError, match=r"graph model node 'e' \(Exp\): exp failed"):
+        model.execute({"x": x}, "out")
+    assert nf.memory()["num_tensors"] == before  # the scope freed what the run had made
 
 
 @needs_c
-def test_a_kernel_that_makes_an_extra_tensor_is_settled_in_python(monkeypatch):
+def test_a_kernel_that_makes_an_extra_tensor_is_settled_in_python(recorded, monkeypatch):
     """Outputs that are not exactly the tensors the call made go back to Python, which frees the extra."""
-    nf.set_backend("cpu")
-    model = load(_graph())
-    steps = _Steps(monkeypatch)
-    x = nf.tensor(np.ones((2, 4), np.float32))
-    try:
-        nf.dispose(model.execute({"x": x}, "out"))
-        config = ENGINE._kernels["Exp"]
+    model, x, steps = recorded
 
-        def exp_and_more(backend, inputs, attrs):
+    def and_more(original):
+        def run(backend, inputs, attrs):
             ENGINE.make_tensor(np.zeros(3, np.float32), (3,), "float32")  # tracked by the run's scope
-            return config[2](backend, inputs, attrs)
+            return original(backend, inputs, attrs)
 
-        monkeypatch.setitem(ENGINE._kernels, "Exp", (*config[:2], exp_and_more, *config[3:]))
-        steps.python.clear()
-        before = nf.memory()["num_tensors"]
-        out = model.execute({"x": x}, "out")
-        np.testing.assert_allclose(out.numpy(), _expected(np.ones((2, 4), np.float32)), rtol=1e-6)
-        out.dispose()
-        assert steps.python == ["e"]
-        assert nf.memory()["num_tensors"] == before
-    finally:
-        x.dispose()
-        model.dispose()
+        return run
+
+    _patch_kernel(monkeypatch, "Exp", and_more)
+    before = nf.memory()["num_tensors"]
+    out = model.execute({"x": x}, "out")
+    np.testing.assert_allclose(out.numpy(), _expected(np.ones((2, 4), np.float32)), rtol=1e-6)
+    out.dispose()
+    assert steps.python == ["e"]
+    assert nf.memory()["num_tensors"] == before
 
 
 @needs_c
-def test_profiling_and_debug_mode_leave_the_c_loop(monkeypatch):
-    nf.set_backend("cpu")
-    model = load(_graph())
-    steps = _Steps(monkeypatch)
-    x = nf.tensor(np.ones((2, 4), np.float32))
-    try:
-        nf.dispose(model.execute({"x": x}, "out"))
-        steps.python.clear()
-        info = nf.profile(lambda: model.execute({"x": x}, "out"))
-        nf.dispose(info.result)
-        assert len(steps.python) == 5 and "Exp" in [k.name for k in info.kernels]
-    finally:
-        x.dispose()
-        model.dispose()
+def test_profiling_leaves_the_c_loop(recorded):
+    model, x, steps = recorded
+    info = nf.profile(lambda: model.execute({"x": x}, "out"))
+    nf.dispose(info.result)
+    assert len(steps.python) == 5 and "Exp" in [k.name for k in info.kernels]
 
 
 @needs_c

@@ -89,26 +89,27 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 finish(co
 
 /* ``R`` rows from ``row`` (``a`` at its first), ``NV`` vectors of 16 columns each (constants once inlined: the
  * R * NV sums stay in registers). ``b`` is the block's packed copy (rows of 16 * NV floats, zero-padded) or,
- * with ``ldb`` > 0, the right matrix itself at the block's first column (``ldb`` floats per row; the masks
- * leave out the columns past the block's width). */
+ * with ``DIRECT``, the right matrix itself at the block's first column (``ldb`` floats per row; the masks leave
+ * out the columns past the block's width). */
 __attribute__((target("avx512f"), always_inline)) static inline void block(const Finish *f, const float *a,
                                                                            int64_t lda, int64_t k, const float *bp,
                                                                            int64_t ldb, float *out, int64_t ldo,
-                                                                           int64_t row, const int R, const int NV)
+                                                                           int64_t row, const int R, const int NV,
+                                                                           const int DIRECT)
 {
     __m512 c[8][AVX512_BLOCK / 16];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < NV; v++)
             c[r][v] = _mm512_setzero_ps();
-    const int64_t stride = ldb > 0 ? ldb : 16 * NV;
+    const int64_t stride = DIRECT ? ldb : 16 * NV;
     for (int64_t p = 0; p < k; p++) {
         __m512 b[AVX512_BLOCK / 16];
-        if (ldb > 0) /* rows far apart (pages apart): the hardware does not fetch them ahead */
+        if (DIRECT) /* rows far apart (pages apart): the hardware does not fetch them ahead */
             for (int v = 0; v < NV; v++)
                 _mm_prefetch((const char *)(bp + (p + DIRECT_PREFETCH_ROWS) * stride + 16 * v), _MM_HINT_T0);
         for (int v = 0; v < NV; v++)
-            b[v] = ldb > 0 ? _mm512_maskz_loadu_ps(f->mask[v], bp + p * stride + 16 * v)
-                           : _mm512_load_ps(bp + p * stride + 16 * v);
+            b[v] = DIRECT ? _mm512_maskz_loadu_ps(f->mask[v], bp + p * stride + 16 * v)
+                          : _mm512_load_ps(bp + p * stride + 16 * v);
         for (int r = 0; r < R; r++) {
             const __m512 x = _mm512_set1_ps(a[r * lda + p]);
             for (int v = 0; v < NV; v++)
@@ -120,13 +121,42 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
             _mm512_mask_storeu_ps(out + (row + r) * ldo + 16 * v, f->mask[v], finish(f, c[r][v], v, row + r));
 }
 
+/* Rows in blocks of R (about 8-16 sums in registers), then one at a time: the same sums either way. */
 #define ROWS(R, NV)                                                                                               \
     do {                                                                                                          \
         for (; i + (R) <= rows; i += (R))                                                                         \
-            block(&f, a + i * lda, lda, k, bp, ldb, out, ldo, i, (R), (NV));                                      \
+            block(f, a + i * lda, lda, k, bp, ldb, out, ldo, i, (R), (NV), DIRECT);                               \
         for (; i < rows; i++)                                                                                     \
-            block(&f, a + i * lda, lda, k, bp, ldb, out, ldo, i, 1, (NV));                                        \
+            block(f, a + i * lda, lda, k, bp, ldb, out, ldo, i, 1, (NV), DIRECT);                                 \
     } while (0)
+
+/* Every row of a block of ``nv`` vectors (16 columns each); the unpacked form (``DIRECT``: under 8 rows) takes
+ * one-vector rows four at a time. */
+__attribute__((target("avx512f"), always_inline)) static inline void rows_of(const Finish *f, const float *a,
+                                                                             int64_t lda, int64_t rows, int64_t k,
+                                                                             const float *bp, int64_t ldb, int nv,
+                                                                             float *out, int64_t ldo,
+                                                                             const int DIRECT)
+{
+    int64_t i = 0;
+    switch (nv) {
+    case 1:
+        if (DIRECT)
+            ROWS(4, 1);
+        else
+            ROWS(8, 1);
+        break;
+    case 2:
+        ROWS(4, 2);
+        break;
+    case 3:
+        ROWS(4, 3);
+        break;
+    default:
+        ROWS(4, 4);
+        break;
+    }
+}
 
 __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64_t lda, int64_t rows, int64_t k,
                                                            const float *bp, int64_t ldb, int64_t n,
@@ -142,39 +172,13 @@ __attribute__((target("avx512f"))) static void rows_avx512(const float *a, int64
         f.slopes[v] = ep->slopes ? _mm512_maskz_loadu_ps(f.mask[v], ep->slopes + 16 * v) : _mm512_setzero_ps();
     }
     f.alpha = _mm512_set1_ps(ep->alpha);
-    int64_t i = 0;
-    if (ldb > 0) { /* the direct form: fewer than AVX512_PACK_MIN_ROWS rows */
-        switch (nv) {
-        case 1:
-            ROWS(4, 1);
-            break;
-        case 2:
-            ROWS(4, 2);
-            break;
-        case 3:
-            ROWS(4, 3);
-            break;
-        default:
-            ROWS(4, 4);
-            break;
-        }
-        return;
-    }
-    switch (nv) {
-    case 1:
-        ROWS(8, 1);
-        break;
-    case 2:
-        ROWS(4, 2);
-        break;
-    case 3:
-        ROWS(4, 3);
-        break;
-    default:
-        ROWS(4, 4);
-        break;
-    }
+    if (ldb > 0)
+        rows_of(&f, a, lda, rows, k, bp, ldb, nv, out, ldo, 1);
+    else
+        rows_of(&f, a, lda, rows, k, bp, 0, nv, out, ldo, 0);
 }
+
+
 /* A row at a time, the right matrix streamed in its own order (four of its rows per pass over the output row,
  * which stays in L1): for a right matrix too large for the cache, whose 64-column blocks would be read pages
  * apart. Each output gets the same fused multiply-adds in the same order as in block(), then the epilogue. */
