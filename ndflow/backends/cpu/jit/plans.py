@@ -190,6 +190,18 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     return y
 
 
+def replayed_bound(attrs: ReplayAttrs) -> bound.Runner | None:
+    """The bound call of a replayed call's kept plan (``attrs.memo``, see :meth:`PlanCache.lookup`) where the
+    plan is of this cache's generation and bound for the flags as they are; else None (the full path)."""
+    memo = attrs.memo
+    if memo is None or memo[0] is not PLANS or memo[1] != PLANS._generation:
+        return None
+    plan = memo[2]
+    if plan is None or plan.version != _ENV.version:
+        return None
+    return plan.bound
+
+
 def run_bound(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     """:func:`run`, through the plan's bound call where it has one for the flags as they are (made on the first
     call after they change)."""
