@@ -202,7 +202,8 @@ class Program:
         try:
             while k < n:
                 if fast is not None:
-                    done = fast(steps, calls, replayable, pure, vals, track, keep_ids, mode, k, at)
+                    skip = cache.skippable if mode == 2 else ()  # type: ignore[union-attr]
+                    done = fast(steps, calls, replayable, pure, skip, vals, track, keep_ids, mode, k, at)
                     if done.__class__ is not int:  # its kernel ran; its outputs are settled here
                         k, out, mark = done
                         at[0] = k

@@ -43,6 +43,8 @@ class ShapeCache:
         self.slots = slots  # the shape-only steps' output slots
         self.source = source
         self.frontier = frontier
+        # shape-only steps whose cached run only empties their slot: neither a source nor on the frontier
+        self.skippable = [p and not s and not f for p, s, f in zip(pure, source, frontier, strict=True)]
         self.keys: dict[int, tuple] = {}
         self.values: dict[int, list[tuple[np.ndarray, tuple[int, ...], str] | None]] = {}
         self.ready = False

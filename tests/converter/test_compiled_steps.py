@@ -181,7 +181,36 @@ def test_bad_arguments_are_refused():
     from ndflow.core import _dispatch
 
     with pytest.raises(TypeError, match="run_steps"):
-        _dispatch.run_steps([], [], [], (), [], [], set(), 0, 0)
+        _dispatch.run_steps([], [], [], (), (), [], [], set(), 0, 0)
     with pytest.raises(TypeError, match="run_steps"):
-        _dispatch.run_steps([], [], [], (), [], [], [], 0, 0, [0])  # keep_ids must be a set
-    assert _dispatch.run_steps([], [], [], (), [], [], set(), 0, 0, [0]) == 0
+        _dispatch.run_steps([], [], [], (), (), [], [], [], 0, 0, [0])  # keep_ids must be a set
+    assert _dispatch.run_steps([], [], [], (), (), [], [], set(), 0, 0, [0]) == 0
+
+
+@needs_c
+def test_shape_only_steps_off_the_frontier_are_skipped_in_c(monkeypatch):
+    """In a run on the shape cache, a shape-only step that only empties its slot (not a source, not on the
+    frontier) runs in C; the source (Shape) and frontier (Pack: the Reshape's target) ones in Python."""
+    from test_replay import _expected as shape_expected
+    from test_replay import _graph as shape_graph
+    from test_replay import _weights as shape_weights
+
+    nf.set_backend("cpu")
+    model = load(shape_graph(), shape_weights())
+    steps = _Steps(monkeypatch)
+    try:
+        x = np.random.default_rng(5).standard_normal((3, 3)).astype(np.float32)
+        for run in range(3):
+            steps.python.clear()
+            t = nf.tensor(x)
+            out = model.execute({"x": t}, "flat")
+            np.testing.assert_array_equal(out.numpy(), shape_expected(x))
+            nf.dispose([out, t])
+        (program,) = model.executor._programs.values()
+        cache = program.shapes
+        names = [step[1].name for step in program.steps]
+        skipped = {names[k] for k, s in enumerate(cache.skippable) if s}
+        assert skipped and not skipped & set(steps.python)  # none of them ran in Python
+        assert set(steps.python) == {names[k] for k, p in enumerate(cache.pure) if p} - skipped
+    finally:
+        model.dispose()

@@ -213,7 +213,7 @@ static PyMethodDef module_methods[] = {
      "dispose_scope(track, keep_ids): dispose a closing scope's tensors that are not kept or returned."},
     {"dispose_method", dispose_method, METH_NOARGS, "Tensor.dispose as a method descriptor."},
     {"run_steps", (PyCFunction)(void (*)(void))run_steps, METH_FASTCALL,
-     "run_steps(steps, calls, replayable, pure, vals, track, keep_ids, mode, start, at): a graph program's plain "
+     "run_steps(steps, calls, replayable, pure, skip, vals, track, keep_ids, mode, start, at): a graph program's plain "
      "replayed steps from start; the first step left to Python, or (step, output, mark) to settle."},
     {"direct_binary", (PyCFunction)(void (*)(void))py_direct_binary, METH_FASTCALL,
      "direct_binary(kernel, a, b): the direct path's tensor, or None where it does not apply."},

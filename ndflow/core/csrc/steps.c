@@ -5,6 +5,8 @@
  * False), no shape-cache work for the step. Per step it does what the Python loop does: the kernel through
  * Engine.run_kernel (kernel.c), the outputs into their slot, then the slots that die there disposed. It
  * returns the index of the first step it did not run, for the Python loop to run (or len(steps): all done).
+ * In a run on the shape cache (mode 2), a shape-only step whose run only empties its slot (``skip[k]``) runs
+ * here too.
  * A step whose kernel ran but whose outputs are not the plain one or list of new tensors is returned as
  * (index, kernel output, mark) for Python to settle. An error raised by a step propagates, with the step's
  * index in at[0].
@@ -175,21 +177,38 @@ fail:
     return -1;
 }
 
-/* run_steps(steps, calls, replayable, pure, vals, track, keep_ids, mode, start, at): see the top of the file. */
+/* Step ``k`` of a cached run that only empties its slot (a shape-only step off the frontier): the slot None,
+ * then the slots that die there freed. */
+static int skip_step(PyObject *vals, PyObject *step, PyObject *keep)
+{
+    Py_ssize_t o = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 3));
+    if (o == -1 && PyErr_Occurred())
+        return -1;
+    if (o < 0 || o >= PyList_GET_SIZE(vals)) {
+        PyErr_SetString(PyExc_IndexError, "run_steps: an output slot out of range");
+        return -1;
+    }
+    if (PyList_SetItem(vals, o, Py_NewRef(Py_None)) < 0)
+        return -1;
+    return free_slots(vals, PyTuple_GET_ITEM(step, 4), keep);
+}
+
+/* run_steps(steps, calls, replayable, pure, skip, vals, track, keep_ids, mode, start, at): see the top of the
+ * file. */
 PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[2]) ||
-        !PyList_CheckExact(args[4]) || !PyList_CheckExact(args[5]) || !PyAnySet_Check(args[6]) ||
-        !PyLong_CheckExact(args[7]) || !PyLong_CheckExact(args[8]) || !PyList_CheckExact(args[9]) ||
-        PyList_GET_SIZE(args[9]) < 1) {
-        PyErr_SetString(PyExc_TypeError, "run_steps(steps, calls, replayable, pure, vals: list, track: list, "
+    if (nargs != 11 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[2]) ||
+        !PyList_CheckExact(args[5]) || !PyList_CheckExact(args[6]) || !PyAnySet_Check(args[7]) ||
+        !PyLong_CheckExact(args[8]) || !PyLong_CheckExact(args[9]) || !PyList_CheckExact(args[10]) ||
+        PyList_GET_SIZE(args[10]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "run_steps(steps, calls, replayable, pure, skip, vals: list, track: list, "
                                          "keep_ids: set, mode: int, start: int, at: list)");
         return NULL;
     }
-    PyObject *steps = args[0], *calls = args[1], *replayable = args[2], *pure = args[3], *vals = args[4];
-    PyObject *track = args[5], *keep = args[6], *at = args[9];
-    long mode = PyLong_AsLong(args[7]);
-    Py_ssize_t k = PyLong_AsSsize_t(args[8]);
+    PyObject *steps = args[0], *calls = args[1], *replayable = args[2], *pure = args[3], *skip = args[4];
+    PyObject *vals = args[5], *track = args[6], *keep = args[7], *at = args[10];
+    long mode = PyLong_AsLong(args[8]);
+    Py_ssize_t k = PyLong_AsSsize_t(args[9]);
     if ((mode == -1 || k == -1) && PyErr_Occurred())
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(steps);
@@ -200,9 +219,19 @@ PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (; k < n; k++) {
         if (SLOT(engine, E_slow) != Py_False || k >= PyList_GET_SIZE(calls) || k >= PyList_GET_SIZE(replayable))
             break;
-        if (mode != 0 && (k >= PyList_GET_SIZE(pure) || PyList_GET_ITEM(pure, k) != Py_False))
-            break; /* the shape cache's step (replayed or recorded): Python */
         PyObject *call = PyList_GET_ITEM(calls, k), *step = PyList_GET_ITEM(steps, k);
+        if (mode != 0 && (k >= PyList_GET_SIZE(pure) || PyList_GET_ITEM(pure, k) != Py_False)) {
+            /* the shape cache's step: in a cached run, one that only empties its slot runs here */
+            if (mode != 2 || !PyList_CheckExact(skip) || k >= PyList_GET_SIZE(skip) ||
+                PyList_GET_ITEM(skip, k) != Py_True || !PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 5)
+                break; /* replayed from the cache or recorded: Python */
+            Py_INCREF(step);
+            int rc = skip_step(vals, step, keep);
+            Py_DECREF(step);
+            if (rc < 0)
+                goto error;
+            continue;
+        }
         if (PyList_GET_ITEM(replayable, k) != Py_True || !PyTuple_CheckExact(call) || PyTuple_GET_SIZE(call) < 6 ||
             !PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 5)
             break;
