@@ -200,7 +200,7 @@ def test_shape_only_steps_off_the_frontier_are_skipped_in_c(monkeypatch):
     steps = _Steps(monkeypatch)
     try:
         x = np.random.default_rng(5).standard_normal((3, 3)).astype(np.float32)
-        for run in range(3):
+        for _ in range(3):  # records, then runs on the shape cache twice
             steps.python.clear()
             t = nf.tensor(x)
             out = model.execute({"x": t}, "flat")
