@@ -411,3 +411,52 @@ def test_small_products_with_any_broadcast_bias_give_the_plain_calls_bits(bias_s
         nf.dispose([plain, *got])
     finally:
         nf.dispose([a, b, bias])
+
+
+@needs_native
+def test_pointwise_runners_take_the_arrays_as_they_are():
+    """With one bias and slope per channel, a pointwise call's arrays go to the C module in their own shapes
+    (``_gemm.product``); one that does not fit (a strided residual) hands back to the plan; a single slope for
+    every channel (WIDE) is spread out first. All give the plan's bits."""
+    x, w, b, r = _rand((1, 5, 6, 16)), _rand((1, 1, 16, 24)), _rand((24,)), _rand((1, 5, 6, 24))
+    slopes, one = _rand((1, 1, 24)), _rand((1,))
+    try:
+        backend = nf.backend()
+        for alpha in (slopes, one):
+            inputs = (x, w, b, r, alpha)  # bias, residual, then the PReLU weights
+            attrs = {"strides": (1, 1), "pad": "valid", "data_format": "NHWC", "dilations": (1, 1),
+                     "dim_rounding_mode": None, "residual": True, "activation": "prelu", "leakyrelu_alpha": 0.2}  # fmt: skip
+            nf.dispose(ENGINE.run_kernel("FusedConv2D", inputs, attrs))
+            plan = plans.PLANS.lookup("FusedConv2D", inputs, attrs, lambda *a: pytest.fail("not planned"))
+            arrays = [backend.data[t.data_id].values.reshape(t.shape) for t in inputs]
+            got = plan.bound(arrays)
+            assert got is not None and got.shape == (1, 5, 6, 24)
+            np.testing.assert_array_equal(got.view(np.int32), plans.run(plan, arrays).view(np.int32))
+            strided = list(arrays)
+            strided[plan.epilogue.add] = np.asfortranarray(arrays[plan.epilogue.add])
+            if alpha is slopes:
+                assert plan.bound(strided) is None  # the C module refused it, before any work
+            np.testing.assert_array_equal(plans.run_bound(plan, strided), plans.run(plan, arrays))
+    finally:
+        nf.dispose([x, w, b, r, slopes, one])
+
+
+@needs_native
+def test_depthwise_runners_take_the_arrays_as_they_are():
+    if not native_split.dw_address(3):
+        pytest.skip("the depthwise rows need AVX-512F")
+    x, w, b, r = _rand((1, 7, 9, 20)), _rand((3, 3, 20, 1)), _rand((1, 1, 20)), _rand((1, 7, 9, 20))
+    try:
+        inputs = (x, w, b, r)
+        attrs = {"strides": (1, 1), "pad": "same", "data_format": "NHWC", "dilations": (1, 1),
+                 "dim_rounding_mode": None, "residual": True, "activation": "relu6"}  # fmt: skip
+        nf.dispose(ENGINE.run_kernel("FusedDepthwiseConv2D", inputs, attrs))
+        plan = plans.PLANS.lookup("FusedDepthwiseConv2D", inputs, attrs, lambda *a: pytest.fail("not planned"))
+        arrays = [nf.backend().data[t.data_id].values.reshape(t.shape) for t in inputs]
+        got = plan.bound(arrays)
+        assert got is not None
+        np.testing.assert_array_equal(got.view(np.int32), plans.run(plan, arrays).view(np.int32))
+        assert plan.bound([*arrays[:3], np.asfortranarray(arrays[3])]) is None  # refused before any work
+        assert plan.bound([arrays[0], arrays[1], arrays[2].astype(np.float64), arrays[3]]) is None
+    finally:
+        nf.dispose([x, w, b, r])

@@ -142,6 +142,70 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Take array ``i`` as a C-contiguous float32 buffer of exactly ``count`` values, whatever its shape. */
+static int take_flat(Arrays *arrays, int i, PyObject *obj, const char *what, int64_t count)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == OUT_ ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &arrays->view[i], flags) < 0)
+        return -1;
+    arrays->held[i] = 1;
+    Py_buffer *v = &arrays->view[i];
+    if (!v->format || strcmp(v->format, "f") != 0 || v->itemsize != 4 || v->len != (Py_ssize_t)count * 4) {
+        PyErr_Format(PyExc_ValueError, "_gemm.product: %s must be a C-contiguous float32 array of %lld values", what,
+                     (long long)count);
+        return -1;
+    }
+    return 0;
+}
+
+/* product(a, b, out, bias, add, slopes, m, k, n, act, threads, chunk, alpha, by_cols): matmul's product and
+ * epilogue on arrays of any shape holding m x k, k x n and m x n values (bias and slopes n, or None): no
+ * reshapes to make first, and one fast call. ValueError, with nothing written, for an array that does not fit. */
+static PyObject *gemm_product(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 14) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_gemm.product(a, b, out, bias, add, slopes, m, k, n, act, threads, chunk, alpha, by_cols)");
+        return NULL;
+    }
+    long long dims[6];
+    for (int i = 0; i < 6; i++)
+        if ((dims[i] = PyLong_AsLongLong(args[6 + i])) == -1 && PyErr_Occurred())
+            return NULL;
+    long long m = dims[0], k = dims[1], n = dims[2], act = dims[3], threads = dims[4], chunk = dims[5];
+    double alpha = PyFloat_AsDouble(args[12]);
+    int by_cols = PyObject_IsTrue(args[13]);
+    if ((alpha == -1.0 && PyErr_Occurred()) || by_cols < 0)
+        return NULL;
+    if (sgemm_ptr == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_gemm.product: no sgemm configured");
+        return NULL;
+    }
+    if (m < 1 || k < 1 || n < 1 || act < 0 || act > 4 || threads < 1 || threads > 1024 || chunk < 1 ||
+        (act == 4) != (args[5] != Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.product: m, k, n, threads and chunk positive, act 0-4 (slopes given "
+                                          "exactly for 4)");
+        return NULL;
+    }
+    Arrays arrays = {0};
+    Job *job = NULL;
+    if (take_flat(&arrays, A_, args[0], "a", m * k) < 0 || take_flat(&arrays, B_, args[1], "b", k * n) < 0 ||
+        take_flat(&arrays, OUT_, args[2], "out", m * n) < 0 ||
+        (args[3] != Py_None && take_flat(&arrays, BIAS_, args[3], "bias", n) < 0) ||
+        (args[4] != Py_None && take_flat(&arrays, ADD_, args[4], "add", m * n) < 0) ||
+        (args[5] != Py_None && take_flat(&arrays, SLOPES_, args[5], "slopes", n) < 0) || (job = job_or_error()) == NULL) {
+        release_arrays(&arrays);
+        return NULL;
+    }
+    job->a = arrays.view[A_].buf;
+    set_product_from(job, &arrays, m, k, n, (int)act, (float)alpha, chunk, by_cols);
+    int out_of_memory = dispatch(job, (int)threads);
+    release_arrays(&arrays);
+    if (out_of_memory)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* The context of a row or convolution job from Python: ``arrays`` (up to 8 C-contiguous float32 arrays of at
  * most 4 dims; their buffers are held in ``views`` until the caller releases the first ``*held``), ``ints`` (up
  * to 16) and ``reals`` (up to 8 floats). -1 with an exception set on bad input. */
@@ -319,6 +383,9 @@ static PyMethodDef methods[] = {
     {"matmul", gemm_matmul, METH_VARARGS,
      "matmul(a, b, out, bias, add, act, threads, chunk, alpha=0, slopes=None, by_cols=False): "
      "out = act(a @ b + bias + add), in chunks of rows (or of columns)"},
+    {"product", (PyCFunction)(void (*)(void))gemm_product, METH_FASTCALL,
+     "product(a, b, out, bias, add, slopes, m, k, n, act, threads, chunk, alpha, by_cols): matmul on arrays of any "
+     "shape holding m x k, k x n, m x n values"},
     {"run_rows", gemm_run_rows, METH_VARARGS,
      "run_rows(fn_address, arrays, ints, reals, rows, chunk_rows, threads): fn(ctx, r0, r1) over the rows' chunks"},
     {"conv", gemm_conv, METH_VARARGS,

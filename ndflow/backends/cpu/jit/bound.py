@@ -33,6 +33,7 @@ from .ops import (
     BLOCKED,
     DW,
     DW_SPLIT_MIN_WORK,
+    FLAT,
     POINTWISE,
     avx512_dw_static,
     per_channel_values,
@@ -98,13 +99,34 @@ def _pointwise(plan) -> Runner | None:
     if split is None:
         return None
     threads, chunk, by_cols = split
-    matmul, act, alpha = native_split.module().matmul, ep.act, float(ep.alpha)
+    if ep.sigmoid or (ep.bias >= 0 and ep.bias_layout != FLAT) or (ep.prelu >= 0 and ep.prelu_layout != FLAT):
+        matmul, act, alpha = native_split.module().matmul, ep.act, float(ep.alpha)
 
-    def call(x: np.ndarray, w: np.ndarray, y: np.ndarray, bias, add, slopes) -> None:
-        matmul(x.reshape(rows, depth), w.reshape(depth, channels), y, bias, add, act, threads, chunk, alpha, slopes,
-               by_cols)  # fmt: skip
+        def call(x: np.ndarray, w: np.ndarray, y: np.ndarray, bias, add, slopes) -> None:
+            matmul(x.reshape(rows, depth), w.reshape(depth, channels), y, bias, add, act, threads, chunk, alpha,
+                   slopes, by_cols)  # fmt: skip
 
-    return _product(ep, rows, channels, route.out_shape, call)
+        return _product(ep, rows, channels, route.out_shape, call)
+    return _flat_product(ep, route.out_shape, (rows, depth, channels, ep.act, threads, chunk, float(ep.alpha), by_cols))
+
+
+def _flat_product(ep, out_shape: tuple[int, ...], params: tuple) -> Runner:
+    """A pointwise runner whose arrays all go to the C module as they are (``_gemm.product`` takes any shape of
+    the right size): the bias and slopes one value per channel (FLAT), no sigmoid after. An array that does not
+    fit (not C-contiguous float32) makes the C module refuse the call before any work: the plan's path then."""
+    product, bias, add, prelu = native_split.module().product, ep.bias, ep.add, ep.prelu
+    f32 = np.float32
+
+    def run(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+        y = np.empty(out_shape, f32)
+        try:
+            product(arrays[0], arrays[1], y, None if bias < 0 else arrays[bias], None if add < 0 else arrays[add],
+                    None if prelu < 0 else arrays[prelu], *params)  # fmt: skip
+        except (ValueError, BufferError):
+            return None
+        return y
+
+    return run
 
 
 def _product(ep, rows: int, channels: int, out_shape: tuple[int, ...], call: Callable[..., None]) -> Runner:
@@ -166,6 +188,8 @@ def _depthwise(plan, w_shape: tuple[int, ...]) -> Runner | None:
     taps, channels = size * size, w_shape[2]
     ints, reals = (*static, ep.act), (float(ep.alpha),)
     add_at, sigmoid, out_shape = ep.add, ep.sigmoid, route.out_shape
+    if not sigmoid and (ep.bias < 0 or ep.bias_layout == FLAT) and (ep.prelu < 0 or ep.prelu_layout == FLAT):
+        return _flat_depthwise(ep, address, ints, reals, rows, chunk, threads, out_shape)
 
     def run(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
         x, w = arrays[0], arrays[1]
@@ -182,6 +206,26 @@ def _depthwise(plan, w_shape: tuple[int, ...]) -> Runner | None:
         run_rows(address, work, ints, reals, rows, chunk, threads)
         if sigmoid:
             sigmoid_into(y, y)
+        return y
+
+    return run
+
+
+def _flat_depthwise(ep, address: int, ints: tuple, reals: tuple, rows: int, chunk: int, threads: int,
+                    out_shape: tuple[int, ...]) -> Runner:  # fmt: skip
+    """A depthwise runner whose arrays go to the AVX-512 rows as they are: the row function reads the filter's
+    taps, and the bias and slopes (one value per channel, FLAT), from their buffers whatever their shapes. An
+    array that does not fit (not C-contiguous float32) makes the C module refuse the call before any work."""
+    run_rows, bias, add, prelu, f32 = native_split.module().run_rows, ep.bias, ep.add, ep.prelu, np.float32
+
+    def run(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+        y = np.empty(out_shape, f32)
+        work = (arrays[0], arrays[1], _NONE, y, _NONE if bias < 0 else arrays[bias],
+                _NONE4 if add < 0 else arrays[add], _NONE if prelu < 0 else arrays[prelu])  # fmt: skip
+        try:
+            run_rows(address, work, ints, reals, rows, chunk, threads)
+        except (ValueError, BufferError):
+            return None
         return y
 
     return run
