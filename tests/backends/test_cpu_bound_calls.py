@@ -425,7 +425,8 @@ def test_pointwise_runners_take_the_arrays_as_they_are():
         for alpha in (slopes, one):
             inputs = (x, w, b, r, alpha)  # bias, residual, then the PReLU weights
             attrs = {"strides": (1, 1), "pad": "valid", "data_format": "NHWC", "dilations": (1, 1),
-                     "dim_rounding_mode": None, "residual": True, "activation": "prelu", "leakyrelu_alpha": 0.2}  # fmt: skip
+                     "dim_rounding_mode": None, "residual": True, "activation": "prelu",
+                     "leakyrelu_alpha": 0.2}  # fmt: skip
             nf.dispose(ENGINE.run_kernel("FusedConv2D", inputs, attrs))
             plan = plans.PLANS.lookup("FusedConv2D", inputs, attrs, lambda *a: pytest.fail("not planned"))
             arrays = [backend.data[t.data_id].values.reshape(t.shape) for t in inputs]

@@ -1,5 +1,6 @@
 """The cpu reductions' faster forms give the values of the plain ones: Max/Min over one middle axis with a short
-inner size (reduced as the first axis of a contiguous copy), ArgMax/ArgMin without NaN (no masking pass)."""
+inner size (reduced as the first axis of a contiguous copy), ArgMax/ArgMin without NaN (no masking pass), a
+softmax over a short last axis (column by column)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu.kernels import reduction
+from ndflow.backends.cpu.kernels import activation, reduction
 
 RNG = np.random.default_rng(17)
 
@@ -90,3 +91,24 @@ def test_arg_extremes_with_and_without_nan(cpu, op, nans, axis):
             got.dispose()
     finally:
         x.dispose()
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 7, 8])
+def test_a_softmax_over_a_short_last_axis_is_the_plain_one(cpu, n, monkeypatch):
+    """Up to 7 values the columns are combined element-wise (numpy sums that few in order: the same bits),
+    NaN and infinities as the plain form gives them; from 8 the plain form runs."""
+    ran = []
+    short = activation._short_softmax
+    monkeypatch.setattr(activation, "_short_softmax", lambda v, k: ran.append(k) or short(v, k))
+    v = RNG.standard_normal((3, 400, n)).astype(np.float32) * 6
+    v[1, 0, 0], v[1, 1, :], v[1, 2, -1] = np.nan, -np.inf, np.inf
+    with np.errstate(invalid="ignore"):
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        plain = e / e.sum(axis=-1, keepdims=True)
+    t = nf.tensor(v)
+    got = nf.softmax(t)
+    try:
+        np.testing.assert_array_equal(got.numpy(), plain)
+        assert ran == ([n] if n <= 7 else [])
+    finally:
+        nf.dispose([t, got])

@@ -60,10 +60,31 @@ def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axis = attrs["dim"]
     values = values_of(backend, x)
+    n = values.shape[axis] if values.ndim else 1
+    if values.ndim and axis in (-1, values.ndim - 1) and 2 <= n <= _SHORT_SOFTMAX and values.size >= 64 * n:
+        return out(backend, _short_softmax(values, n), "float32")
     shifted = values - values.max(axis=axis, keepdims=True) if values.size else values
     e = np.exp(shifted)
     e /= e.sum(axis=axis, keepdims=True)
     return out(backend, e, "float32")
+
+
+# A last axis this short is reduced column by column: numpy's reductions over a short inner axis pay a loop per
+# row (a (1364, 2) softmax of detection scores: 78 -> 15 us). Up to 7 values numpy sums in order, as here.
+_SHORT_SOFTMAX = 7
+
+
+def _short_softmax(values: np.ndarray, n: int) -> np.ndarray:
+    """Softmax over a last axis of ``n`` values, with element-wise ops on its columns."""
+    top = values[..., 0]
+    for j in range(1, n):
+        top = np.maximum(top, values[..., j])  # NaN propagates, as max does
+    e = np.exp(values - top[..., None])
+    total = e[..., 0].copy()
+    for j in range(1, n):
+        total += e[..., j]
+    e /= total[..., None]
+    return e
 
 
 def _relu6(v: np.ndarray, attrs: dict | None) -> np.ndarray:
