@@ -65,7 +65,7 @@ def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     axes, keep = _axes(attrs)
     values = values_of(backend, x)
     dtype = "complex64" if x.dtype == "complex64" else "float32"
-    count = np.prod([values.shape[a] for a in axes], dtype=np.int64)
+    count = math.prod(values.shape[a] for a in axes)
     total = np.sum(values, axis=axes, keepdims=keep, dtype=NUMPY_DTYPE[dtype])
     # sum / count, as np.mean does, without its warning: an empty mean is 0 / 0 = NaN (TF.js gives 0)
     return out(backend, total / NUMPY_DTYPE[dtype].type(count), dtype)
