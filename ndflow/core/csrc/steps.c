@@ -73,7 +73,8 @@ static PyObject *kernel_inputs(PyObject *vals, PyObject *refs)
 }
 
 /* The outputs of a kernel call as the slot's list: the tensor or list of tensors the call made (the last ones
- * of ``track`` from ``mark``). Steals ``out`` when it returns non-NULL; NULL (no error): Python settles. */
+ * of ``track`` from ``mark``). Steals ``out`` when it returns non-NULL; NULL without an error: Python settles;
+ * NULL with one (no memory for the list): ``out`` is not stolen. */
 static PyObject *plain_outputs(PyObject *out, PyObject *track, Py_ssize_t mark)
 {
     Py_ssize_t made = PyList_GET_SIZE(track) - mark;
@@ -264,6 +265,10 @@ PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyObject *outs = plain_outputs(out, track, mark);
         if (outs == NULL) {
             Py_DECREF(step);
+            if (PyErr_Occurred()) {
+                Py_DECREF(out);
+                goto error;
+            }
             return Py_BuildValue("(nNn)", k, out, mark);
         }
         PyObject *out_slot = PyTuple_GET_ITEM(step, 3);
