@@ -378,3 +378,27 @@ def test_max_pool_through_the_op_and_the_flag():
     finally:
         x.dispose()
         nf.set_backend(previous)
+
+
+@needs_kernel
+def test_degenerate_and_huge_arguments_are_safe():
+    """An empty inner dimension gives zeros (then the epilogue) on every path; a chunk of any size splits
+    nothing wrongly; dimensions whose products overflow are refused, not read past."""
+    bias = _floats(64)
+    for m, by_cols in [(3, False), (16, False), (16, True)]:
+        out = np.full((m, 64), np.nan, np.float32)
+        MODULE.matmul(np.ones((m, 0), np.float32), np.ones((0, 64), np.float32), out, bias, None, 1, 2, 32, 0.0,
+                      None, by_cols)  # fmt: skip
+        np.testing.assert_array_equal(out, np.broadcast_to(np.maximum(bias, 0), (m, 64)))
+    assert not native_split.avx512_product(4, 0)
+    a, b = _floats(5, 16), _floats(16, 24)
+    out = np.full((5, 24), np.nan, np.float32)
+    MODULE.product(a, b, out, None, None, None, 5, 16, 24, 0, 1, 2**63 - 1, 0.0, False)
+    np.testing.assert_array_equal(out, _product(a, b))
+    empty = np.zeros(0, np.float32)
+    with pytest.raises(ValueError, match="too large"):
+        MODULE.product(empty, np.zeros(4, np.float32), empty, None, None, None, 1 << 62, 4, 1, 0, 1, 1, 0.0, False)
+    with pytest.raises(ValueError, match="not C-contiguous"):  # numpy refuses the buffer
+        MODULE.product(a[:, ::2], b, out, None, None, None, 5, 16, 24, 0, 1, 5, 0.0, False)
+    with pytest.raises(ValueError, match="b must be a C-contiguous float32 array of 384 values"):
+        MODULE.product(a, b[:8], out, None, None, None, 5, 16, 24, 0, 1, 5, 0.0, False)

@@ -189,7 +189,7 @@ def product_split(m: int, k: int, n: int, threads: int) -> tuple[int, int, bool]
 def avx512_product(m: int, k: int) -> bool:
     """Whether a product of ``m`` rows and an inner dimension ``k`` (split by rows) runs the C module's own
     kernel instead of OpenBLAS's sgemm."""
-    if m < AVX512_MIN_ROWS:
+    if m < AVX512_MIN_ROWS or k < 1:
         return False
     module = _load()
     return module is not None and k <= module.avx512_k_max() and bool(env().get("CPU_NATIVE_SPLIT"))

@@ -147,7 +147,9 @@ static int free_slots(PyObject *vals, PyObject *free, PyObject *keep)
             if (t == Py_None)
                 continue;
             if (!PyObject_TypeCheck(t, tensor_type)) { /* another value with kept and id: as Python reads it */
+                Py_INCREF(t); /* its attributes may run Python code */
                 rc = free_other(t, keep);
+                Py_DECREF(t);
                 continue;
             }
             if (SLOT(t, T_kept) == Py_True)
@@ -240,20 +242,17 @@ PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyObject *check = PyTuple_GET_ITEM(call, 4), *refs = PyTuple_GET_ITEM(call, 5);
         if (!PyUnicode_CheckExact(kernel) || !PyTuple_CheckExact(check) || !PyTuple_CheckExact(refs))
             break;
+        Py_INCREF(call); /* held from here: comparisons, the kernel itself may change the program's calls */
         int same = same_inputs(vals, check);
-        if (same < 0)
-            goto error;
-        if (!same)
-            break;
-        PyObject *inputs = kernel_inputs(vals, refs);
+        PyObject *inputs = same > 0 ? kernel_inputs(vals, refs) : NULL;
         if (inputs == NULL) {
+            Py_DECREF(call);
             if (PyErr_Occurred())
                 goto error;
-            break;
+            break; /* not the recorded signature, or an input missing: Python */
         }
         Py_ssize_t mark = PyList_GET_SIZE(track);
         PyObject *kargs[3] = {kernel, inputs, attrs};
-        Py_INCREF(call); /* the kernel may replace the program's calls */
         Py_INCREF(step);
         PyObject *out = engine_run_kernel(engine, kargs, 3, NULL);
         Py_DECREF(inputs);
@@ -269,7 +268,10 @@ PyObject *run_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 Py_DECREF(out);
                 goto error;
             }
-            return Py_BuildValue("(nNn)", k, out, mark);
+            PyObject *settle = Py_BuildValue("(nNn)", k, out, mark); /* steals out, even on failure */
+            if (settle == NULL)
+                goto error;
+            return settle;
         }
         PyObject *out_slot = PyTuple_GET_ITEM(step, 3);
         Py_ssize_t o = PyLong_AsSsize_t(out_slot);

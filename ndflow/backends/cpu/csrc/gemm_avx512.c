@@ -104,9 +104,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void block(const
     const int64_t stride = DIRECT ? ldb : 16 * NV;
     for (int64_t p = 0; p < k; p++) {
         __m512 b[AVX512_BLOCK / 16];
-        if (DIRECT) /* rows far apart (pages apart): the hardware does not fetch them ahead */
+        if (DIRECT) { /* rows far apart (pages apart): the hardware does not fetch them ahead */
+            const int64_t ahead = p + DIRECT_PREFETCH_ROWS < k ? p + DIRECT_PREFETCH_ROWS : k - 1;
             for (int v = 0; v < NV; v++)
-                _mm_prefetch((const char *)(bp + (p + DIRECT_PREFETCH_ROWS) * stride + 16 * v), _MM_HINT_T0);
+                _mm_prefetch((const char *)(bp + ahead * stride + 16 * v), _MM_HINT_T0);
+        }
         for (int v = 0; v < NV; v++)
             b[v] = DIRECT ? _mm512_maskz_loadu_ps(f->mask[v], bp + p * stride + 16 * v)
                           : _mm512_load_ps(bp + p * stride + 16 * v);

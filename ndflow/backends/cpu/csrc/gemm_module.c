@@ -187,12 +187,18 @@ static PyObject *gemm_product(PyObject *self, PyObject *const *args, Py_ssize_t 
                                           "exactly for 4)");
         return NULL;
     }
+    long long mk, kn, mn, most = PY_SSIZE_T_MAX / 4;
+    if (__builtin_mul_overflow(m, k, &mk) || __builtin_mul_overflow(k, n, &kn) || __builtin_mul_overflow(m, n, &mn) ||
+        mk > most || kn > most || mn > most) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.product: m, k and n too large");
+        return NULL;
+    }
     Arrays arrays = {0};
     Job *job = NULL;
-    if (take_flat(&arrays, A_, args[0], "a", m * k) < 0 || take_flat(&arrays, B_, args[1], "b", k * n) < 0 ||
-        take_flat(&arrays, OUT_, args[2], "out", m * n) < 0 ||
+    if (take_flat(&arrays, A_, args[0], "a", mk) < 0 || take_flat(&arrays, B_, args[1], "b", kn) < 0 ||
+        take_flat(&arrays, OUT_, args[2], "out", mn) < 0 ||
         (args[3] != Py_None && take_flat(&arrays, BIAS_, args[3], "bias", n) < 0) ||
-        (args[4] != Py_None && take_flat(&arrays, ADD_, args[4], "add", m * n) < 0) ||
+        (args[4] != Py_None && take_flat(&arrays, ADD_, args[4], "add", mn) < 0) ||
         (args[5] != Py_None && take_flat(&arrays, SLOPES_, args[5], "slopes", n) < 0) || (job = job_or_error()) == NULL) {
         release_arrays(&arrays);
         return NULL;

@@ -419,9 +419,9 @@ void set_product(Job *job, const float *b, float *out, const float *bias, const 
     job->chunk = chunk;
     job->by_cols = by_cols;
     int64_t total = by_cols ? (m > 0 ? n : 0) : m;
-    job->chunks = total > 0 ? (long)((total + chunk - 1) / chunk) : 0;
+    job->chunks = total > 0 ? (long)(total / chunk + (total % chunk != 0)) : 0; /* no overflow for a huge chunk */
     /* a short inner dimension: the AVX-512 kernel (no memory for its packed copy: cblas_sgemm, the same meaning) */
-    if (m > 0 && k <= avx512_k_max) {
+    if (m > 0 && k > 0 && k <= avx512_k_max) {
         if (m < AVX512_PACK_MIN_ROWS)
             job->direct = 1; /* by rows or by columns */
         else if (by_cols)
