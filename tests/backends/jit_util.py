@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
 import ndflow as nf
 from ndflow.backends.cpu import jit
+from ndflow.backends.cpu.jit import plans
 
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
 
@@ -19,6 +20,18 @@ def numba_kernels():
     nf.env().set("CPU_AVX512", False)
     yield
     nf.env().set("CPU_AVX512", True)
+
+
+def plans_on_cpu() -> Iterator[None]:
+    """The body of a fixture: the cpu backend with an empty plan cache; the flags, the cache and the backend
+    restored afterwards."""
+    previous = nf.get_backend()
+    nf.set_backend("cpu")
+    plans.PLANS.clear()
+    yield
+    nf.env().reset()
+    plans.PLANS.clear()
+    nf.set_backend(previous)
 
 
 def run_both(fn: Callable[[], nf.Tensor]) -> list[np.ndarray]:

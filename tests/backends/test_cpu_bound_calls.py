@@ -14,6 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
+from jit_util import plans_on_cpu
 
 import ndflow as nf
 from ndflow.backends.cpu import jit, native_split
@@ -36,13 +37,8 @@ RNG = np.random.default_rng(11)
 
 @pytest.fixture(autouse=True)
 def cpu():
-    previous = nf.get_backend()
-    nf.set_backend("cpu")
-    plans.PLANS.clear()
-    yield
-    nf.env().reset()
-    plans.PLANS.clear()
-    nf.set_backend(previous)
+    """The cpu backend with the compiled kernels, an empty plan cache; the flags restored afterwards."""
+    yield from plans_on_cpu()
 
 
 def _rand(shape) -> nf.Tensor:

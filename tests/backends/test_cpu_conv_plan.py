@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 import pytest
+from jit_util import plans_on_cpu
 
 import ndflow as nf
 from ndflow.backends.cpu import jit
@@ -28,13 +29,7 @@ RNG = np.random.default_rng(7)
 @pytest.fixture(autouse=True)
 def cpu():
     """The cpu backend with the compiled kernels, an empty plan cache; the flags restored afterwards."""
-    previous = nf.get_backend()
-    nf.set_backend("cpu")
-    plans.PLANS.clear()
-    yield
-    nf.env().reset()
-    plans.PLANS.clear()
-    nf.set_backend(previous)
+    yield from plans_on_cpu()
 
 
 def _rand(shape, scale: float = 1.0) -> nf.Tensor:
