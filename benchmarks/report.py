@@ -146,7 +146,7 @@ def eager_section(quick: bool, runs: int) -> tuple[str, list[str]]:
 def bench_section(quick: bool) -> tuple[str, list[str]]:
     path = default_model()
     if not path.exists():
-        return f"{DEFAULT_MODEL} is not in the cache (`bash ../shared/oracle/setup.sh --models`).\n", []
+        return f"{DEFAULT_MODEL} is not in the cache (`python tools/fetch_models.py`).\n", []
     parts, targets = [], []
     for name in [b for b in ("cpu", "torch") if nf.find_backend(b) is not None]:
         result = bench(str(path), name, runs=2 if quick else 10, warmup=1 if quick else 2)

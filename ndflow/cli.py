@@ -1,5 +1,9 @@
 """The ``ndflow`` command: ``demo`` (a short tour), ``info`` (version, backends, flags), ``predict`` (run a
-model) and ``bench`` (time a model, its FLOP rate and its slowest kernels)."""
+model) and ``bench`` (time a model, its FLOP rate and its slowest kernels); ``ndflow --version``.
+
+``predict`` and ``bench`` report a user's mistake (a missing file, a bad flag value, an input the model cannot
+take) as one ``ndflow predict: error: ...`` line on stderr, exit status 2 (the command line) or 1 (the files);
+see ``ndflow.converter.cli_common``."""
 
 from __future__ import annotations
 
@@ -42,11 +46,16 @@ def _info() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .version import __version__
+
     parser = argparse.ArgumentParser(prog="ndflow", description="TensorFlow.js for Python")
+    parser.add_argument("-V", "--version", action="version", version=f"ndflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a short tour: tensors, tidy, memory, async reads, debug mode")
     demo.add_argument("--backend", default=None, help="backend to run the tour on (default: the best available)")
-    predict = sub.add_parser("predict", help="run a graph or layers model on an input and time it", add_help=False)
+    predict = sub.add_parser(
+        "predict", help="run a graph or layers model on an input (an .npy file or an image) and time it", add_help=False
+    )
     predict.add_argument("rest", nargs=argparse.REMAINDER)
     bench = sub.add_parser("bench", help="time a model: per inference, GFLOP/s, slowest kernels", add_help=False)
     bench.add_argument("rest", nargs=argparse.REMAINDER)
@@ -66,6 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(args.rest)
     if args.command == "info":
         return _info()
+    from .converter.cli_common import CliError, check_backend, report
+
+    try:
+        check_backend(args.backend)
+    except CliError as err:
+        return report("ndflow demo", err)
     from .demo import run_demo
 
     return run_demo(args.backend)

@@ -162,32 +162,62 @@ def test_command_on_a_layers_model(tmp_path, capsys):
     assert "FLOPs: 24 (" in out  # one row of 4 inputs times a 4x3 kernel
 
 
-# -- errors ----------------------------------------------------------------------------------------
+def test_command_takes_a_model_folder(graph_model, capsys):
+    assert main([str(graph_model.parent), "--backend", "cpu", "--runs", "1", "--warmup", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{graph_model.parent} [graph] backend=cpu") and f"FLOPs: {GRAPH_FLOPS} (" in out
+
+
+# -- errors: one line on stderr, exit 2 for the command line, 1 for the files ----------------------------
+def fails(capsys, argv: list[str], status: int) -> str:
+    """Run ``ndflow bench argv``: it exits ``status`` with one error line on stderr; that line."""
+    assert main(argv) == status
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "Traceback" not in err and len(lines) == 1 and lines[0].startswith("ndflow bench: error: "), err
+    return lines[0]
+
+
 def test_no_default_model_is_a_clear_message(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NDFLOW_ORACLE_HOME", str(tmp_path))
     assert default_model() == tmp_path / "models" / "human" / f"{DEFAULT_MODEL}.json"
-    with pytest.raises(SystemExit) as exc:
-        main([])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert DEFAULT_MODEL in err and "setup.sh --models" in err
+    line = fails(capsys, [], 2)
+    assert f"the default {DEFAULT_MODEL} is not in {tmp_path / 'models' / 'human'}" in line
+    assert line.endswith("fetch the models with: python tools/fetch_models.py")
+    assert "../" not in line and "setup.sh" not in line  # nothing outside the repository
 
 
 def test_bad_arguments(graph_model, tmp_path, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main([str(tmp_path / "missing.json")])
-    assert exc.value.code == 2 and "does not exist" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exc:
-        main([str(graph_model), "--backend", "nonsense"])
-    assert exc.value.code == 2 and "backend 'nonsense' is not available" in capsys.readouterr().err
+    assert f"the model {tmp_path / 'missing.json'} does not exist" in fails(capsys, [str(tmp_path / "missing.json")], 2)
+    assert f"the model folder {tmp_path} has no model.json" in fails(capsys, [str(tmp_path)], 2)
+    line = fails(capsys, [str(graph_model), "--backend", "nonsense"], 2)
+    assert "--backend 'nonsense' is not available here (have: " in line
+    for flag, value, says in [
+        ("--runs", "0", "argument --runs: must be at least 1, got 0"),
+        ("--runs", "many", "argument --runs: invalid int value: 'many'"),
+        ("--warmup", "-1", "argument --warmup: must be at least 0, got -1"),
+        ("--top", "-1", "argument --top: must be at least 0, got -1"),
+    ]:
+        line = fails(capsys, [str(graph_model), flag, value], 2)
+        assert says in line and line.endswith("(see ndflow bench --help)")
     with pytest.raises(ValueError, match="runs must be at least 1"):
         bench(str(graph_model), "cpu", runs=0)
+
+
+def test_files_that_are_not_models(graph_model, tmp_path, capsys):
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    line = fails(capsys, [str(tmp_path / "notes.json")], 1)
+    assert "notes.json" in line and "is this a TF.js model.json?" in line
+    (tmp_path / "broken.json").write_text("{hello")
+    assert "broken.json is not a model.json (not JSON: " in fails(capsys, [str(tmp_path / "broken.json")], 1)
+    (graph_model.parent / "weights.bin").unlink()
+    assert "weight file 'weights.bin' is missing" in fails(capsys, [str(graph_model), "--runs", "1"], 1)
 
 
 @pytest.mark.slow
 def test_default_model_when_cached(capsys):
     if not default_model().exists():
-        pytest.skip(f"{DEFAULT_MODEL} is not in the cache (bash ../shared/oracle/setup.sh --models)")
+        pytest.skip(f"{DEFAULT_MODEL} is not in the cache (run: python tools/fetch_models.py)")
     assert main(["--backend", "cpu", "--runs", "1", "--warmup", "0", "--top", "3"]) == 0
     out = capsys.readouterr().out
     flops = int(out.split("FLOPs: ")[1].split()[0])

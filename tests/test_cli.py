@@ -1,4 +1,5 @@
-"""The ``ndflow`` command: ``python -m ndflow demo`` and ``python -m ndflow info``."""
+"""The ``ndflow`` command: ``demo``, ``info``, ``--version``, and ``predict``/``bench`` as the installed command
+runs them (their exit status and one-line errors)."""
 
 from __future__ import annotations
 
@@ -141,3 +142,42 @@ def test_bench_subcommand_help_and_errors():
     missing = run_cli("bench", "--runs", "1", "no/such/model.json")
     assert missing.returncode == 2
     assert "no/such/model.json does not exist" in missing.stderr
+
+
+def test_version():
+    for flag in ("--version", "-V"):
+        result = run_cli(flag)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"ndflow {nf.__version__}\n"
+
+
+def test_predict_help_documents_the_image_options():
+    result = run_cli("predict", "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: ndflow predict")
+    text = " ".join(result.stdout.split())
+    for option in ("--input FILE", "--channels {auto,1,3,4}", "--scale {auto,0-1,-1-1,0-255}",
+                   "--resize {stretch,crop,pad,none}", "1: grayscale, 3: RGB, 4: RGBA", "exit status:"):  # fmt: skip
+        assert option in text, option
+
+
+def test_user_mistakes_are_one_line_without_traceback(tmp_path):
+    # as the installed command runs: a process, its exit status and its stderr
+    missing = run_cli("predict", str(tmp_path / "model.json"))
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr == f"ndflow predict: error: the model {tmp_path / 'model.json'} does not exist\n"
+    (tmp_path / "model.json").write_text("[]")
+    bad = run_cli("bench", str(tmp_path), "--runs", "1")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1 and bad.stderr.startswith("ndflow bench: error: "), bad.stderr
+    flag = run_cli("predict", str(tmp_path), "--runs", "soon")
+    assert flag.returncode == 2
+    assert (
+        flag.stderr == "ndflow predict: error: argument --runs: invalid int value: 'soon' (see ndflow predict --help)\n"
+    )
+
+
+def test_demo_with_an_unknown_backend(capsys):
+    assert main(["demo", "--backend", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ndflow demo: error: --backend 'nope' is not available here (have: ") and err.count("\n") == 1

