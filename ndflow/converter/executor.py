@@ -138,7 +138,9 @@ class GraphExecutor:
                         f"The shape of dict['{node.name}'] provided in model.execute(dict) must be {shape}, "
                         f"but was {list(t.shape)}"
                     )
-            dtype = node.dtype("dtype") if node.has("dtype") else None
+            # a hash-table input (DT_RESOURCE) is fed the table's handle: TF.js reads no dtype there, checks nothing
+            resource = (node.attr.get("dtype") or {}).get("type") == "DT_RESOURCE"
+            dtype = node.dtype("dtype") if node.has("dtype") and not resource else None
             if dtype is not None and t.dtype != dtype:
                 raise ValueError(
                     f"The dtype of dict['{node.name}'] provided in model.execute(dict) must be {dtype}, "
@@ -284,8 +286,10 @@ class GraphExecutor:
                 ctx.dispose(keep_ids)
             raise ValueError(f"The outputs {dead} were not computed (they lie on a branch that did not run)")
         final: list[Tensor] = []
+        tables = self.resources.tables
         for t in results:
-            if not is_function and (t.kept or t.id in keep_ids):
+            # a hash table's handle stands for the table (TF.js returns it as is; a clone would name no table)
+            if not is_function and (t.kept or t.id in keep_ids) and t.id not in tables:
                 t = ops.clone(t)
             final.append(t)
         keep_ids |= {t.id for t in final}

@@ -125,7 +125,10 @@ class GraphModel:
         init = artifacts.model_initializer
         if isinstance(init, Mapping) and init.get("node") is not None:
             init_graph = build_graph(init)
-            validate(init_graph, names, f"{source} (modelInitializer)")
+            # As TF.js, check only what the initializer runs: the nodes its outputs need (and its init
+            # nodes), and the functions they call; its library may hold functions it never calls.
+            init_outputs = _initializer_output_names(init_graph, artifacts.initializer_signature)
+            validate(init_graph, names, f"{source} (modelInitializer)", init_outputs)
         weights = io.decode_weights(artifacts.weight_data or b"", specs) if specs else {}
         self.artifacts = artifacts
         self.signature = dict(signature) if signature is not None else None
@@ -217,7 +220,9 @@ class GraphModel:
         node = self._original().graph.nodes[name]
         sig_shape, sig_dtype = _signature_info(entry)
         shape = node.shape("shape") if node.has("shape") else sig_shape
-        dtype = node.dtype("dtype") if node.has("dtype") else sig_dtype
+        # a hash-table input (DT_RESOURCE, fed the table's handle) has no dtype, as in TF.js
+        resource = (node.attr.get("dtype") or {}).get("type") == "DT_RESOURCE"
+        dtype = None if resource else node.dtype("dtype") if node.has("dtype") else sig_dtype
         return ModelTensorInfo(name, shape, dtype)
 
     @property
@@ -296,9 +301,7 @@ class GraphModel:
 
     def _initializer_outputs(self) -> list[str]:
         assert self.initializer is not None
-        if self.initializer_signature is None:
-            return self.initializer.default_outputs()
-        return list((self.initializer_signature.get("outputs") or {}).keys())
+        return _initializer_output_names(self.initializer.graph, self.initializer_signature)
 
     def _set_captured(self, outputs: list[Tensor]) -> None:
         self._captured = {}
@@ -308,8 +311,9 @@ class GraphModel:
             if rid is not None:
                 self._captured[rid] = t
         captured = {id(t) for t in self._captured.values()}
+        tables = self._ready().resources.tables  # a table's handle stays with the table (freed with the model)
         for t in outputs:
-            if id(t) not in captured:
+            if id(t) not in captured and t.id not in tables:
                 t.dispose()
 
     def _init_sync(self) -> None:
@@ -402,6 +406,14 @@ class GraphModel:
             return f"GraphModel({self.model_url!r}, {'disposed' if self._disposed else 'not loaded'})"
         nodes = len(self._original().graph.nodes)
         return f"GraphModel({self.model_url!r}, nodes={nodes}, inputs={self.input_nodes})"
+
+
+def _initializer_output_names(graph: Graph, signature: Mapping[str, Any] | None) -> list[str]:
+    """What the initializer computes (TF.js's ``executeInitializerGraph``): the keys of the initializer
+    signature's outputs, else the graph's default outputs (its sink nodes)."""
+    if signature is None:
+        return [f"{n}:{i}" if i else n for n, i in graph.outputs]
+    return list((signature.get("outputs") or {}).keys())
 
 
 def _js(value: Any) -> str:

@@ -6,7 +6,9 @@ node, the placeholders, the ``Const`` nodes (weights), the nodes without inputs 
 model's inputs and outputs (from the ``signature`` when there is one, else the placeholders and the
 sink nodes) and the functions of ``library.function`` (bodies of ``If``/``While``).
 :func:`validate` checks a graph at load: inputs that name no node, cycles outside control-flow loops,
-``Const`` nodes without a weight, op types without a mapper (one error for all of them).
+``Const`` nodes without a weight, op types without a mapper (one error for all of them). Library
+functions that no node calls are only checked for inputs that name no node (TF.js never runs them);
+the ``modelInitializer`` graph is checked only where its run goes (:func:`validation_scope`).
 :func:`compile_plan` computes, once per set of inputs and outputs, the nodes an execution needs in
 topological order and, after each step, the nodes whose tensors are no longer needed.
 """
@@ -236,12 +238,13 @@ def build_function(fdef: Mapping[str, Any]) -> Graph:
 # -- validation ------------------------------------------------------------------------------------
 
 
-def find_cycle(graph: Graph) -> list[str] | None:
-    """A cycle of the graph that does not pass through a ``NextIteration`` node (a loop's back edge)."""
-    indeg = {n: 0 for n in graph.nodes}
-    for name, deps in graph.deps.items():
-        for src, _ in deps:
-            if graph.nodes[src].op != "NextIteration":
+def find_cycle(graph: Graph, within: set[str] | None = None) -> list[str] | None:
+    """A cycle of the graph (of its nodes ``within``) that does not pass through a ``NextIteration`` node
+    (a loop's back edge)."""
+    indeg = {n: 0 for n in graph.nodes if within is None or n in within}
+    for name in indeg:
+        for src, _ in graph.deps[name]:
+            if src in indeg and graph.nodes[src].op != "NextIteration":
                 indeg[name] += 1
     ready = [n for n, d in indeg.items() if d == 0]
     while ready:
@@ -249,6 +252,8 @@ def find_cycle(graph: Graph) -> list[str] | None:
         if graph.nodes[name].op == "NextIteration":
             continue
         for child in graph.children[name]:
+            if child not in indeg:
+                continue
             indeg[child] -= 1
             if indeg[child] == 0:
                 ready.append(child)
@@ -270,12 +275,55 @@ def find_cycle(graph: Graph) -> list[str] | None:
         path.append(prev)
 
 
-def unsupported_ops(graph: Graph) -> dict[str, list[str]]:
-    """Op types without a mapper -> the nodes that use them (the graph and all its functions)."""
+def called_functions(node: Node) -> list[str]:
+    """Names of the library functions ``node`` calls: its ``func`` attributes (``If``'s branches, ``While``'s
+    cond and body, ``PartitionedCall``'s f) and lists of them (``Case``'s branches)."""
+    names = []
+    for value in node.attr.values():
+        if not isinstance(value, Mapping):
+            continue
+        refs = [value.get("func")]
+        listed = value.get("list")
+        if isinstance(listed, Mapping):
+            refs += list(listed.get("func") or [])
+        names += [ref["name"] for ref in refs if isinstance(ref, Mapping) and isinstance(ref.get("name"), str)]
+    return names
+
+
+def validation_scope(graph: Graph, outputs: Iterable[str] | None = None) -> tuple[set[str], list[Graph]]:
+    """What running ``graph`` may execute: its nodes (all, or, given ``outputs``, those the outputs need
+    and the init nodes, which the executor starts whether used or not, as TF.js's) and the library
+    functions these call, directly or through other functions (a called function counts whole)."""
+    if outputs is None:
+        nodes = set(graph.nodes)
+    else:
+        frontier = [n for n in dict.fromkeys(_split_ref(o)[0] for o in outputs) if n in graph.nodes]
+        frontier += [n for n in graph.init_nodes if n not in frontier]
+        nodes = set(frontier)
+        while frontier:
+            for src, _ in graph.deps[frontier.pop()]:
+                if src not in nodes:
+                    nodes.add(src)
+                    frontier.append(src)
+    called: set[str] = set()
+    pending = [f for n in nodes for f in called_functions(graph.nodes[n])]
+    while pending:
+        name = pending.pop()
+        fn = graph.functions.get(name)
+        if fn is not None and name not in called:
+            called.add(name)
+            pending += [f for node in fn.nodes.values() for f in called_functions(node)]
+    return nodes, [fn for name, fn in graph.functions.items() if name in called]
+
+
+def unsupported_ops(graph: Graph, scope: tuple[set[str], list[Graph]] | None = None) -> dict[str, list[str]]:
+    """Op types without a mapper -> the nodes that use them (in ``scope``: the graph and the functions
+    it calls, by default)."""
+    in_scope, functions = scope if scope is not None else validation_scope(graph)
     out: dict[str, list[str]] = {}
-    for g in graph.walk():
+    for g in [graph, *functions]:
         for name, node in g.nodes.items():
-            if get_mapper(node.op) is None:
+            if get_mapper(node.op) is None and (g.name or name in in_scope):
                 out.setdefault(node.op, []).append(name if not g.name else f"{g.name}/{name}")
     return out
 
@@ -285,13 +333,21 @@ def _short(names: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def validate(graph: Graph, weight_names: Iterable[str], source: str = "graph model") -> None:
-    """Raise a ValueError for a malformed graph, or one (NotImplementedError) listing every unsupported op."""
+def validate(
+    graph: Graph, weight_names: Iterable[str], source: str = "graph model", outputs: Iterable[str] | None = None
+) -> None:
+    """Raise a ValueError for a malformed graph, or one (NotImplementedError) listing every unsupported op.
+
+    Inputs that name no node are errors anywhere (TF.js cannot load such a graph either); cycles, Const
+    nodes without a weight and unsupported ops only in what a run may execute (:func:`validation_scope`
+    of ``outputs``: every node of the graph when None, and the functions called)."""
     problems = [p for g in graph.walk() for p in g.missing]
     if problems:
         raise ValueError(f"{source}: {len(problems)} missing input(s): " + "; ".join(problems[:20]))
-    for g in graph.walk():
-        cycle = find_cycle(g)
+    scope = validation_scope(graph, outputs)
+    in_scope, functions = scope
+    for g in [graph, *functions]:
+        cycle = find_cycle(g, None if g.name else in_scope)
         if cycle is not None:
             where = "the graph" if not g.name else f"function '{g.name}'"
             raise ValueError(
@@ -299,12 +355,14 @@ def validate(graph: Graph, weight_names: Iterable[str], source: str = "graph mod
                 f"NextIteration): {' -> '.join(cycle)}"
             )
     have = set(weight_names)
-    missing = [f"{g.name}/{n}" if g.name else n for g in graph.walk() for n in g.weights if n not in have]
+    missing = [n for n in graph.weights if n in in_scope and n not in have]
+    for g in functions:  # (the converter names a function's Consts "function/name" already)
+        missing += [n if n.startswith(f"{g.name}/") else f"{g.name}/{n}" for n in g.weights if n not in have]
     if missing:
         raise ValueError(
             f"{source}: {len(missing)} Const node(s) have no weight in the weights manifest: {_short(missing)}"
         )
-    bad = unsupported_ops(graph)
+    bad = unsupported_ops(graph, scope)
     if bad:
         lines = [f"  {op}: {_short(nodes)}" for op, nodes in sorted(bad.items())]
         raise NotImplementedError(

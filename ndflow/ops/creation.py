@@ -99,12 +99,16 @@ def fill(shape: Shape, value: Any, dtype: str | None = None) -> Tensor:
 def zeros_like(x: Any) -> Tensor:
     """Zeros of ``x``'s shape and dtype."""
     with converted(x, "x", "zeros_like") as t:
+        if t.dtype == "string":  # as TF.js: numeric tensors only
+            raise TypeError("zeros_like: argument 'x' must be a numeric tensor, got a string tensor")
         return ENGINE.run_kernel("ZerosLike", (t,), None)
 
 
 def ones_like(x: Any) -> Tensor:
     """Ones of ``x``'s shape and dtype."""
     with converted(x, "x", "ones_like") as t:
+        if t.dtype == "string":  # as TF.js: numeric tensors only
+            raise TypeError("ones_like: argument 'x' must be a numeric tensor, got a string tensor")
         return ENGINE.run_kernel("OnesLike", (t,), None)
 
 

@@ -105,6 +105,7 @@ def test_unsupported_ops_listed_in_one_error():
         node("f2", "FancyOp", ["f1"]),
         node("g", "GadgetOp", ["f2"]),
         node("ok", "Relu", ["g"], T=F),
+        node("call", "StatelessIf", ["x", "x"], then_branch={"func": {"name": "body"}}),  # functions count when called
     ]
     with pytest.raises(NotImplementedError) as err:
         load(nodes, library=library)

@@ -37,6 +37,18 @@ def out(backend: CPUBackend, array: np.ndarray, dtype: str) -> Output:
     return backend.store(array), array.shape, dtype
 
 
+def copied(picked: object) -> np.ndarray:
+    """A copy of what indexing an array gave, as an array.
+
+    Indexing a string (object) array down to one element gives the element itself (a ``str``), not a 0-d
+    array: wrap it as a 0-d object array (numpy's own string arrays would drop trailing NULs)."""
+    if picked.__class__ is np.ndarray:
+        return picked.copy()
+    if isinstance(picked, str | bytes):
+        return np.array(picked, dtype=object)
+    return np.asarray(picked)
+
+
 def share(backend: CPUBackend, data_id: int, shape: tuple[int, ...], dtype: str) -> Output:
     """An output that reuses an input's buffer (reshape, identity): one more owner of the data."""
     backend.inc_ref(data_id)

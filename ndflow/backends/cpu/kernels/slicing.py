@@ -7,21 +7,21 @@ import numpy as np
 from ....core.replay_attrs import memoized
 from ....core.slice_util import strided_slice_index
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out, values_of
+from .common import Output, copied, cpu_kernel, out, values_of
 
 
 @cpu_kernel("Slice")
 def slice_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = tuple(slice(b, b + s) for b, s in zip(attrs["begin"], attrs["size"], strict=True))
-    return out(backend, values_of(backend, x)[index].copy(), x.dtype)
+    return out(backend, copied(values_of(backend, x)[index]), x.dtype)
 
 
 @cpu_kernel("StridedSlice")
 def strided_slice(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = memoized(attrs, lambda: strided_slice_index(x.shape, attrs))
-    return out(backend, values_of(backend, x)[index].copy(), x.dtype)
+    return out(backend, copied(values_of(backend, x)[index]), x.dtype)
 
 
 @cpu_kernel("GatherV2")

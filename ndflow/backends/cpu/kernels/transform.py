@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..backend import CPUBackend
-from .common import Output, cpu_kernel, out, share, values_of
+from .common import Output, copied, cpu_kernel, out, share, values_of
 
 
 def js_number_as(value: float, dtype: str) -> float | int | bool:
@@ -38,7 +38,7 @@ def split_v(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
 def unpack(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     moved = np.moveaxis(values_of(backend, x), attrs["axis"], 0)
-    return [out(backend, part.copy(), x.dtype) for part in moved]
+    return [out(backend, copied(part), x.dtype) for part in moved]
 
 
 @cpu_kernel("Tile")
