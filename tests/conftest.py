@@ -18,6 +18,27 @@ from ndflow.core.engine import ENGINE  # noqa: E402
 # Backends the op tests run on: each one that is registered and initializes here.
 BACKENDS = ["cpu", "torch", "webgpu"]
 
+# Test folders whose cpu runs depend on the processor (AVX-512 or not, OpenBLAS's kernel, numba or not).
+PROCESSOR_DIRS = {"backends", "core", "converter", "ops", "gradients", "layers", "train", "legacy", "io"}
+GPU_FIXTURES = {"gpu", "webgpu"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark what CI runs a second time in another configuration (.ci/run): ``adapter`` for every test on the
+    webgpu backend (again with the OpenGL adapter), ``processor`` for the tests of the cpu backend's kernels and
+    everything on top of them (again with AVX-512 off, another OpenBLAS kernel, and without numba)."""
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        on = spec.params.get("backend") if spec is not None else None
+        names = set(getattr(item, "fixturenames", ()))
+        module = item.path.name
+        if on == "webgpu" or names & GPU_FIXTURES or module.startswith("test_webgpu"):
+            item.add_marker(pytest.mark.adapter)
+        elif on != "torch" and "on_torch" not in names and not module.startswith("test_torch"):
+            rel = item.path.relative_to(Path(__file__).resolve().parent).parts
+            if len(rel) > 1 and rel[0] in PROCESSOR_DIRS:
+                item.add_marker(pytest.mark.processor)
+
 
 @pytest.fixture(autouse=True)
 def no_leaked_tensors():

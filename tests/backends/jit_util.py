@@ -8,18 +8,24 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import jit, native_split
 from ndflow.backends.cpu.jit import plans
 
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
+#: For tests of the C module's AVX-512 kernels: skipped on a processor without AVX-512F, with the C module not
+#: built, or with flag CPU_AVX512 off (NDFLOW_FLAGS=CPU_AVX512=false, how CI emulates such a processor).
+needs_avx512 = pytest.mark.skipif(
+    not native_split.avx512_enabled(), reason="needs the C module's AVX-512 kernels (AVX-512F, flag CPU_AVX512 on)"
+)
 
 
 @pytest.fixture
 def numba_kernels():
     """The numba kernels and OpenBLAS, not the C module's AVX-512 kernels (test_cpu_avx512_kernels.py)."""
+    before = nf.env().get("CPU_AVX512")
     nf.env().set("CPU_AVX512", False)
     yield
-    nf.env().set("CPU_AVX512", True)
+    nf.env().set("CPU_AVX512", before)
 
 
 def plans_on_cpu() -> Iterator[None]:

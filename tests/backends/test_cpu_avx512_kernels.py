@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from jit_util import needs_numba
+from jit_util import needs_avx512, needs_numba
 from test_cpu_native_split import _epilogue, _special
 
 import ndflow as nf
@@ -290,6 +290,7 @@ def test_depthwise_epilogue_is_the_other_kernels(act):
         np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
 
 
+@needs_avx512
 @needs_numba
 @needs_dw
 def test_depthwise_through_the_op_for_unit_width_strides(monkeypatch):
@@ -339,6 +340,7 @@ POOL_CASES = [
 ]
 
 
+@needs_avx512
 @needs_numba
 @needs_pool
 @pytest.mark.parametrize("case", POOL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-s{c[2]}")

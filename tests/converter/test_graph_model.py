@@ -177,12 +177,17 @@ def test_intermediates_freed_after_last_consumer():
     assert len(model.executor._plans) == 1  # the default plan is made at load
     x = nf.zeros([1000])
     try:
+        # peak_bytes counts every byte held, so measure from what is held now: tensors that earlier tests or
+        # imports keep alive (module-level constants, caches) must not change the verdict
+        held = nf.memory().num_bytes
         info = nf.profile(lambda: model.execute(x))
         out = info.result
         assert out.numpy()[0] == 20.0
         assert info.new_tensors == 1  # only the output survives
-        # the input, the tensor being consumed and the one being made (40 of them if none was freed early)
-        assert info.peak_bytes <= 3 * 4000 + 4, f"peak {info.peak_bytes} bytes: intermediates were not freed early"
+        # the tensor being consumed and the one being made, on top of the input and the weights held before
+        # (40 of them if none was freed early)
+        grown = info.peak_bytes - held
+        assert grown <= 2 * 4000, f"peak grew {grown} bytes over {held}: intermediates were not freed early"
         out.dispose()
         nf.dispose(model.execute(x))
         assert len(model.executor._plans) == 1  # planned at load, once per (inputs, outputs)

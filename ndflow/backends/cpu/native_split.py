@@ -258,6 +258,12 @@ def max_pool_address() -> int:
 _EMPTY = np.zeros(0, np.float32)
 
 
+def avx512_enabled() -> bool:
+    """Whether the C module's AVX-512 kernels may run now: the module built, a CPU with AVX-512F, and flags
+    ``CPU_AVX512`` and ``CPU_NATIVE_SPLIT`` on (what the processor-dependent tests ask before expecting them)."""
+    return _avx512_address(lambda module: module.dw_address(3)) != 0
+
+
 def available() -> bool:
     """Whether the native workers can run now (module built, OpenBLAS found, flag on)."""
     return _load() is not None and bool(env().get("CPU_NATIVE_SPLIT"))

@@ -231,17 +231,17 @@ def _small_product(inputs: tuple, attrs: dict):
 
 
 def _native_small_product(m: int, k: int, n: int, threads: int, activation: str, bias_shape: tuple | None):
-    """:func:`_small_product` on the C module (the product :func:`parallel.matmul` takes there, the bias and the
-    activation in its epilogue: the same bits), or None where the product does not run there or the bias is
-    neither one value per column nor a full ``(m, n)`` matrix."""
+    """:func:`_small_product` on the C module, where :func:`parallel.matmul` takes the product there (the plain
+    call's kernel, so the same bits on every processor), or None where it does not. A bias of one value per
+    column or a full ``(m, n)`` one goes into the product's epilogue with the activation; any other broadcast
+    bias is added after the product by numpy, then the activation, as the plain call's ``_finish`` does."""
     native_split = parallel.native_split
     split = native_split.product_split(m, k, n, threads) if native_split.avx512_product(m, k) else None
     if split is None:
         return None
     per_column = bias_shape is not None and bias_shape[-1:] == (n,) and math.prod(bias_shape) == n
     full = bias_shape == (m, n)
-    if bias_shape is not None and not (per_column or full):
-        return None
+    after = bias_shape is not None and not (per_column or full)  # added by numpy after the product
     threads, chunk, by_cols = split
     matmul, act = native_split.module().matmul, ("linear", "relu", "relu6").index(activation)
 
@@ -256,10 +256,18 @@ def _native_small_product(m: int, k: int, n: int, threads: int, activation: str,
                 return None
             if per_column:
                 vbias = v.reshape(n)
-            else:
+            elif full:
                 add = np.ascontiguousarray(v)
         y = np.empty((m, n), np.float32)
-        matmul(va, vb, y, vbias, add, act, threads, chunk, 0.0, None, by_cols)
+        if not after:
+            matmul(va, vb, y, vbias, add, act, threads, chunk, 0.0, None, by_cols)
+            return y
+        matmul(va, vb, y, None, None, 0, threads, chunk, 0.0, None, by_cols)
+        np.add(y, arrays[2], out=y)
+        if activation == "relu":
+            np.maximum(y, 0, out=y)
+        elif activation == "relu6":
+            np.clip(y, 0, 6, out=y)
         return y
 
     return run
