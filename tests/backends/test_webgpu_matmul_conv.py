@@ -14,6 +14,8 @@ import ndflow as nf
 from ndflow.core.engine import ENGINE
 
 pytest.importorskip("wgpu", reason="the webgpu backend needs wgpu (pip install -e '.[webgpu]')")
+# values depend on the adapter: CI reruns these per wgpu backend (WGPU_BACKEND_TYPE=OpenGL pytest -m adapter)
+pytestmark = pytest.mark.adapter
 
 from ndflow.backends.webgpu import FORWARDED, GPU_KERNELS  # noqa: E402
 

@@ -13,6 +13,8 @@ import pytest
 import ndflow as nf
 
 pytest.importorskip("wgpu", reason="the webgpu backend needs wgpu (pip install -e '.[webgpu]')")
+# values depend on the adapter: CI reruns these per wgpu backend (WGPU_BACKEND_TYPE=OpenGL pytest -m adapter)
+pytestmark = pytest.mark.adapter
 
 from ndflow.backends.webgpu import FORWARDED, GPU_KERNELS  # noqa: E402
 

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("wgpu")
+# values depend on the adapter: CI reruns these per wgpu backend (WGPU_BACKEND_TYPE=OpenGL pytest -m adapter)
+pytestmark = pytest.mark.adapter
 
 import ndflow as nf  # noqa: E402
 from ndflow.core.engine import ENGINE  # noqa: E402

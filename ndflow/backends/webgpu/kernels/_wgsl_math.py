@@ -4,6 +4,12 @@ GPU builtins leave NaN, infinities, division by zero and out-of-domain arguments
 some drivers do not preserve NaN through comparisons; these helpers test the bits instead and handle every
 special case explicitly. :func:`with_math` prepends to a program the helpers its code calls (names ``m_*``).
 
+Integer division and remainder never use ``/`` or ``%`` on negative ``i32`` operands: WGSL defines them, but
+the GLSL that wgpu's OpenGL/GLES backend generates leaves a remainder with a negative operand undefined (Mesa's
+llvmpipe computes it as unsigned) and division of negatives loosely specified, so ``m_idiv``, ``m_ifloordiv``
+and ``m_imod`` divide the magnitudes as ``u32`` (defined everywhere for a non-zero divisor) and set the sign
+explicitly; every int32 result then wraps modulo 2**32 as on Vulkan/Metal/D3D12.
+
 Conversions follow TF.js's typed arrays (see the cpu kernels' ``store``): ``m_to_i32`` truncates, gives 0 for
 NaN and infinities and wraps modulo 2**32; ``m_to_bool`` is true where that int32 is non-zero modulo 256.
 """
@@ -31,6 +37,31 @@ HELPERS: dict[str, str] = {
   var lo = t - hi * 4294967296.0;
   if (lo >= 2147483648.0) { lo = lo - 4294967296.0; } else if (lo < -2147483648.0) { lo = lo + 4294967296.0; }
   return i32(lo);
+}""",
+    # |x| as a u32 (exact for -2**31)
+    "m_uabs": "fn m_uabs(x: i32) -> u32 { return select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i); }",
+    # a / b truncated towards 0, wrapped (-2**31 / -1 = -2**31); 0 where b is 0
+    "m_idiv": """fn m_idiv(a: i32, b: i32) -> i32 {
+  if (b == 0i) { return 0i; }
+  let q = m_uabs(a) / m_uabs(b);
+  return bitcast<i32>(select(q, 0u - q, (a < 0i) != (b < 0i)));
+}""",
+    # floor(a / b), wrapped; 0 where b is 0 (NaN or an infinity stored in an Int32Array)
+    "m_ifloordiv": """fn m_ifloordiv(a: i32, b: i32) -> i32 {
+  if (b == 0i) { return 0i; }
+  let ua = m_uabs(a);
+  let ub = m_uabs(b);
+  let q = ua / ub;
+  if ((a < 0i) == (b < 0i)) { return bitcast<i32>(q); }
+  return bitcast<i32>(0u - select(q, q + 1u, ua - q * ub != 0u));
+}""",
+    # a - floor(a / b) * b: the sign of b; 0 where b is 0
+    "m_imod": """fn m_imod(a: i32, b: i32) -> i32 {
+  if (b == 0i) { return 0i; }
+  let ub = m_uabs(b);
+  var r = m_uabs(a) % ub;
+  if (r != 0u && ((a < 0i) != (b < 0i))) { r = ub - r; }
+  return bitcast<i32>(select(r, 0u - r, b < 0i));
 }""",
     "m_to_bool": "fn m_to_bool(v: f32) -> i32 { return select(0i, 1i, (m_to_i32(v) & 255i) != 0i); }",
     "m_truthy": "fn m_truthy(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) != 0u; }",

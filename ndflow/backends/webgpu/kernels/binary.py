@@ -136,25 +136,16 @@ binary_kernel(
     _float_int_bool("return m_div(a, b);", "return m_div(f32(a), f32(b));"),
     {"int32": "float32", "bool": "float32"},
 )
-_INT_FLOORDIV = """if (b == 0i) { return 0i; }
-if (b == -1i) { return 0i - a; }
-let q = a / b;
-if (q * b != a && ((a < 0i) != (b < 0i))) { return q - 1i; }
-return q;"""
 binary_kernel(
     "FloorDiv",
-    _float_int_bool("return m_to_i32(m_floordiv(a, b));", _INT_FLOORDIV),
+    _float_int_bool("return m_to_i32(m_floordiv(a, b));", "return m_ifloordiv(a, b);"),
     {"float32": "int32", "bool": "int32"},
 )
-_INT_MOD = """if (b == 0i || b == -1i) { return 0i; }
-let r = a % b;
-if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }
-return r;"""
 binary_kernel(
     "Mod",
     _float_int_bool(
         "let r = m_fmod(a, b);\nif (r != 0.0 && ((r < 0.0) != (b < 0.0))) { return r + b; }\nreturn r;",
-        _INT_MOD,
+        "return m_imod(a, b);",
     ),
 )
 _INT_POW = """if (b < 0i) {

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._wgsl_math import with_math
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, share
 
 # -- WGSL shared with normalization.py and image.py ----------------------------------------------------
@@ -137,14 +138,14 @@ def _forward_code(kind: str, x_dtype: str, out_dtype: str, last: bool, empty_zer
         else:  # exact truncated mean in i32 (0 for an empty window, as NaN is stored in int32/bool)
             init = "var acc = 0i; var count = 0i;"
             body = "acc = acc + load_x(xi); count = count + 1i;"
-            result = "select(0i, acc / count, count > 0i)"
+            result = "m_idiv(acc, count)"  # not acc / count: see _wgsl_math (0 where count is 0)
             if out_dtype == "float32":
                 finish = f"store_out(index, f32(acc) / f32({'max(count, 1i)' if empty_zero else 'count'}));"
             elif out_dtype == "bool":
                 finish = f"store_out(index, select(0i, 1i, ({result} & 255i) != 0i));"
             else:
                 finish = f"store_out(index, {result});"
-        return (
+        return with_math(
             F32_HELPERS
             + to_out_fn(out_dtype)
             + "\nfn compute(index: i32) {"
