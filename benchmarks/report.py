@@ -5,9 +5,10 @@
 
 The models table is read from the rows ``benchmarks/models.py`` saved beside each model's TF.js dump (run
 ``tools/gen_models_doc.py`` or ``benchmarks/models.py`` first); everything else is measured here, in this
-order: per-op overhead (``overhead.py``), the training step (``train.py``), the torch backend against
-eager PyTorch on the human models (``torch_models.py``), and ``ndflow bench`` on the default
-MobileNetV2-class model. ``--quick`` shortens every run (for a smoke test; the page says so).
+order: import time and the default backend (``import_time.py``), per-op overhead (``overhead.py``), the
+training step (``train.py``), the torch backend against eager PyTorch on the human models
+(``torch_models.py``), and ``ndflow bench`` on the default MobileNetV2-class model. ``--quick`` shortens every
+run (for a smoke test; the page says so).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import import_time
 import models
 import overhead
 import torch_models
@@ -38,6 +40,12 @@ DOC = ROOT / "docs" / "performance.md"
 
 
 INTROS = {
+    "Import time and the default backend": (
+        "`import ndflow` and `import numpy` in fresh interpreters (median of interleaved runs), with bytecode as "
+        "the environment has it and cached; what `import ndflow` loads, the backend the engine chooses on first "
+        "use and the first op's time; then small workloads on every backend, interleaved, with the ratio to the "
+        "default (why it is the default: docs/torch.md, choosing the default backend)."
+    ),
     "Per-op dispatch overhead": (
         "Microseconds per op on 1-element (tiny) and 32x32 (small) float32 tensors, output disposed; the library "
         "column is the call the kernel makes (numpy for `cpu`, torch for `torch`) on the very arrays it reads, so "
@@ -143,6 +151,15 @@ def eager_section(quick: bool, runs: int) -> tuple[str, list[str]]:
     return text, targets
 
 
+def import_section(quick: bool) -> tuple[str, list[str]]:
+    table, medians = import_time.import_section(3 if quick else 15)
+    workloads = import_time.workload_section(None, 3 if quick else 15, 1 if quick else 3)
+    worst = max(medians.values())
+    ms = f"{worst * 1e3:.0f} ms"
+    targets = [f"| `import ndflow` under 0.5 s (no optional library loaded) | {ms} | {yes(worst < 0.5)} |"]
+    return table + "\n\n" + workloads + "\n", targets
+
+
 def bench_section(quick: bool) -> tuple[str, list[str]]:
     path = default_model()
     if not path.exists():
@@ -169,6 +186,7 @@ def main() -> None:
     sections = []
     targets: list[str] = []
     steps = [
+        ("Import time and the default backend (`benchmarks/import_time.py`)", lambda: import_section(args.quick)),
         ("Per-op dispatch overhead (`benchmarks/overhead.py`)",
          lambda: overhead_section(1000 if args.quick else args.n, 2 if args.quick else 5)),
         ("Training step (`benchmarks/train.py`)", lambda: train_section(args.quick)),

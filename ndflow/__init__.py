@@ -1,13 +1,18 @@
-"""ndflow: TensorFlow.js (and deeplearn.js) for Python. ``import ndflow as nf``."""
+"""ndflow: TensorFlow.js (and deeplearn.js) for Python. ``import ndflow as nf``.
+
+``import ndflow`` imports no optional library (torch, wgpu, numba), nor the Layers API, model I/O and graph-model
+converter: each loads on first use (``nf.sequential``, ``nf.io``, ``nf.load_graph_model``, the first op on a
+backend). ``benchmarks/import_time.py`` times it.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from . import (
     backends,  # noqa: F401  (registers the backends)
-    io,
-    layers,
     ops,
     train,
 )
-from .converter import GraphModel, load_graph_model
 from .core import dtypes
 from .core.backend import Backend
 from .core.dtypes import upcast_type
@@ -58,23 +63,6 @@ from .core.profiler import ComputationError
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
 from .gradients import custom_grad, grad, grads, value_and_grad, value_and_grads, variable_grads
-from .layers import (
-    InputSpec,
-    LayersModel,
-    LayerVariable,
-    Sequential,
-    SymbolicTensor,
-    callbacks,
-    constraints,
-    initializers,
-    load_layers_model,
-    metrics,
-    model,
-    regularizers,
-    sequential,
-    serialization,
-)
-from .layers import input as input  # nf.input; left out of __all__ so `import *` keeps the builtin
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .train import (
@@ -89,6 +77,27 @@ from .train import (
 )
 from .version import __version__
 
+if TYPE_CHECKING:  # loaded on first access (below); named here for type checkers and linters
+    from . import converter, io, layers  # noqa: F401
+    from .converter import GraphModel, load_graph_model
+    from .layers import (
+        InputSpec,
+        LayersModel,
+        LayerVariable,
+        Sequential,
+        SymbolicTensor,
+        callbacks,
+        constraints,
+        initializers,
+        load_layers_model,
+        metrics,
+        model,
+        regularizers,
+        sequential,
+        serialization,
+    )
+    from .layers import input as input
+
 # TF.js's op namespaces: nf.image, nf.linalg, nf.losses, ... (families named after them)
 for _namespace in ops.NAMESPACES & ops.families.keys():
     globals()[_namespace] = ops.families[_namespace]
@@ -97,6 +106,34 @@ for _namespace in ops.NAMESPACES & ops.families.keys():
 def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: object = None) -> TensorBuffer:
     """A mutable ``TensorBuffer`` to fill and turn into a tensor with ``to_tensor()``."""
     return TensorBuffer(shape, dtype, values)
+
+
+# Loaded on first access (PEP 562), so that `import ndflow` stays light: name -> (submodule, attribute or None
+# for the submodule itself).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "converter": ("converter", None), "GraphModel": ("converter", "GraphModel"),
+    "load_graph_model": ("converter", "load_graph_model"),
+    "io": ("io", None), "layers": ("layers", None),
+    **{name: ("layers", name) for name in (
+        "InputSpec", "LayersModel", "LayerVariable", "Sequential", "SymbolicTensor", "callbacks", "constraints",
+        "initializers", "load_layers_model", "metrics", "model", "regularizers", "sequential", "serialization",
+        "input",  # nf.input; left out of __all__ so `import *` keeps the builtin
+    )},
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 print = print_  # nf.print(x) as tf.print(x); left out of __all__ so `import *` keeps the builtin

@@ -60,7 +60,9 @@ def render() -> str:
         have += present
         rows.append(f"| `tf.{name}` | `nf.{ours}` | {'yes' if present else '—'} |")
     kernels = {k for _, k in api["kernels"]}
-    cov = coverage()
+    # A fixed order (not the ranking, which depends on the machine: torch leads where it has CUDA).
+    order = ("cpu", "torch", "webgpu")
+    cov = dict(sorted(coverage().items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
     lines = [
         "# ndflow's TF.js API coverage",
         "",

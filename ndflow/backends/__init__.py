@@ -1,17 +1,68 @@
-"""Backend registration: cpu always; others register themselves when their library imports."""
+"""Backend registration: cpu always; torch and webgpu when their library is installed, imported lazily.
+
+The default backend is the fastest one where ndflow runs, decided on first use (not at ``import ndflow``,
+which imports neither torch nor wgpu):
+
+- ``torch`` (priority 3) when its device is a GPU: torch sees CUDA (or ROCm), or ``TORCH_DEVICE`` asks
+  for a GPU. torch is imported to ask only where a GPU driver is visible (``torch/device.py``).
+- ``webgpu`` (priority 2) when the adapter it would open is a GPU, not a software rasterizer (lavapipe,
+  llvmpipe, SwiftShader); wgpu is imported to ask only where a GPU driver may exist (``webgpu/device.py``).
+- ``cpu`` (priority 1) otherwise: on a CPU it is faster than torch's CPU kernels and than a software adapter,
+  which stay available by name (priority 0).
+
+``NDFLOW_BACKEND=<name>`` in the environment picks the backend of first use over the priorities;
+``nf.set_backend(name)`` switches at any time.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import sys
+from collections.abc import Callable
 
+from ..core.backend import Backend
 from ..core.engine import ENGINE
-from ..core.kernel_registry import kernel_table
+from ..core.kernel_registry import kernel_table, register_kernel_loader
 from . import cpu
+
+# The optional backends: name -> the library it needs.
+OPTIONAL = {"torch": "torch", "webgpu": "wgpu"}
+
+
+def installed(library: str) -> bool:
+    """Whether ``library`` can be imported (found on the path; not imported)."""
+    if library in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(library) is not None
+    except (ImportError, ValueError):  # pragma: no cover - a broken package
+        return False
+
+
+def load(name: str) -> type:
+    """Import an optional backend and register its kernels; its backend class."""
+    return importlib.import_module(f"{__name__}.{name}").load()
+
+
+def _factory(name: str) -> Callable[[], Backend]:
+    def create() -> Backend:
+        return load(name)()
+
+    create.__name__ = create.__qualname__ = f"create_{name}_backend"
+    return create
+
+
+def _priority(name: str) -> Callable[[], int]:
+    def evaluate() -> int:
+        return importlib.import_module(f"{__name__}.{name}.device").priority()
+
+    return evaluate
 
 
 def coverage() -> dict[str, list[str]]:
-    """Kernel names registered for each registered backend."""
+    """Kernel names registered for each registered backend (optional backends load their kernels)."""
     return {name: sorted(kernel_table(name)) for name in ENGINE.backend_names()}
 
 
@@ -26,22 +77,8 @@ ENGINE.register_backend("cpu", cpu.CPUBackend, priority=1)
 if "torch" not in sys.modules:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-try:  # the torch backend is an optional extra (`pip install ndflow[torch]`); a missing or broken torch
-    import torch as _torch  # noqa: F401  leaves ndflow on cpu
-except Exception:  # noqa: BLE001  # pragma: no cover - depends on the environment
-    pass
-else:
-    from . import torch as _torch_backend
-
-    ENGINE.register_backend("torch", _torch_backend.TorchBackend, priority=2)
-
-try:  # the webgpu backend is an optional extra (`pip install ndflow[webgpu]`)
-    import wgpu as _wgpu  # noqa: F401
-except Exception:  # noqa: BLE001  # pragma: no cover - depends on the environment
-    pass
-else:
-    from . import webgpu as _webgpu_backend
-
-    # Opt-in (nf.set_backend("webgpu")): below cpu, so that a machine whose only adapter is a software driver
-    # does not run on it by default. The adapter is opened when the backend is first set.
-    ENGINE.register_backend("webgpu", _webgpu_backend.WebGPUBackend, priority=0)
+for _name, _library in OPTIONAL.items():  # extras: `pip install ndflow[torch]`, `ndflow[webgpu]`
+    if installed(_library):
+        importlib.import_module(f"{__name__}.{_name}")  # light: the backend's flags and its device probe
+        register_kernel_loader(_name, lambda name=_name: load(name))
+        ENGINE.register_backend(_name, _factory(_name), priority=_priority(_name))

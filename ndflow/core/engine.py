@@ -14,6 +14,7 @@ import inspect
 import itertools
 import logging
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,10 @@ from .tensor import Tensor, Variable
 logger = logging.getLogger("ndflow")
 
 KernelOutput = tuple[int, tuple[int, ...], str]
+# A backend's rank: a number, or a function computing it when the backends are first ranked.
+Priority = float | Callable[[], float]
+# The environment variable naming the backend that first use takes (over the priorities).
+BACKEND_ENV_VAR = "NDFLOW_BACKEND"
 
 _NO_DIRECT: dict[str, Callable[..., Any]] = {}
 
@@ -63,7 +68,7 @@ class Engine(DirectPath, Measurement):
     )  # fmt: skip
 
     def __init__(self) -> None:
-        self._factories: dict[str, tuple[Callable[[], Backend], int]] = {}
+        self._factories: dict[str, tuple[Callable[[], Backend], Priority]] = {}
         self._instances: dict[str, Backend] = {}
         self._backend: Backend | None = None
         self._kernels: dict[str, KernelConfig] = {}
@@ -171,12 +176,28 @@ class Engine(DirectPath, Measurement):
         self._direct = self._direct_all if fast else _NO_DIRECT
 
     # -- backends --------------------------------------------------------------------------------
-    def register_backend(self, name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
+    def register_backend(self, name: str, factory: Callable[[], Backend], priority: Priority = 1) -> bool:
+        """Register a backend. ``priority`` is a number, or a function returning one that is called once, the
+        first time the backends are ranked (on first use), so that ranking can look at the machine lazily."""
         if name in self._factories:
             logger.warning("%s backend was already registered; the existing one is kept", name)
             return False
         self._factories[name] = (factory, priority)
         return True
+
+    def priority(self, name: str) -> float:
+        """A registered backend's priority (a function given as priority is called now, once)."""
+        factory, priority = self._factories[name]
+        if callable(priority):
+            try:
+                priority = float(priority())
+            except Exception as exc:  # a broken probe ranks its backend last
+                logger.warning("the priority of backend '%s' could not be evaluated: %s", name, exc)
+                priority = -math.inf
+            if priority.is_integer():
+                priority = int(priority)
+            self._factories[name] = (factory, priority)
+        return priority
 
     def _initialize(self, name: str) -> Backend | None:
         backend = self._instances.get(name)
@@ -213,9 +234,18 @@ class Engine(DirectPath, Measurement):
         return True
 
     def backend_names(self) -> list[str]:
-        return sorted(self._factories, key=lambda n: -self._factories[n][1])
+        """The registered backends, highest priority first."""
+        return sorted(self._factories, key=lambda n: -self.priority(n))
 
     def _choose_backend(self) -> Backend:
+        """On first use: the backend ``NDFLOW_BACKEND`` names, else the highest-priority one that initializes."""
+        wanted = os.environ.get(BACKEND_ENV_VAR, "").strip()
+        if wanted:
+            if wanted not in self._factories:
+                known = ", ".join(self.backend_names())
+                logger.warning("%s=%s is not a registered backend (registered: %s)", BACKEND_ENV_VAR, wanted, known)
+            elif self.set_backend(wanted):
+                return self._backend  # type: ignore[return-value]
         for name in self.backend_names():
             if self.set_backend(name):
                 return self._backend  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .backend import Backend
-from .engine import ENGINE, Engine
+from .engine import ENGINE, Engine, Priority
 from .flags import env
 from .kernel_registry import get_kernels_for_backend, register_kernel
 from .leaks import LeakReport
@@ -103,7 +103,9 @@ def engine() -> Engine:
     return ENGINE
 
 
-def register_backend(name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
+def register_backend(name: str, factory: Callable[[], Backend], priority: Priority = 1) -> bool:
+    """Register a backend (TF.js's ``registerBackend``); the highest priority that initializes is chosen on
+    first use. ``priority`` may also be a function, called once when the backends are first ranked."""
     return ENGINE.register_backend(name, factory, priority)
 
 

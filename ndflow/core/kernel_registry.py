@@ -32,6 +32,8 @@ _KERNELS: dict[str, dict[str, KernelConfig]] = {}
 _GRADIENTS: dict[str, GradConfig] = {}
 # backend name -> kernel name -> the kernel's float32 form (see register_direct).
 _DIRECT: dict[str, dict[str, KernelFunc]] = {}
+# backend name -> what registers its kernels, until it has run (see register_kernel_loader).
+_LOADERS: dict[str, Callable[[], Any]] = {}
 
 
 def register_kernel(
@@ -41,6 +43,8 @@ def register_kernel(
     setup_func: Callable[[Any], None] | None = None,
     dispose_func: Callable[[Any], None] | None = None,
 ) -> None:
+    if backend_name in _LOADERS:  # the backend's own kernels first, so that this one replaces theirs
+        _load(backend_name)
     table = _KERNELS.setdefault(backend_name, {})
     if kernel_name in table:
         logger.warning(
@@ -60,16 +64,37 @@ def kernel(kernel_name: str, backend_name: str) -> Callable[[KernelFunc], Kernel
     return wrap
 
 
+def register_kernel_loader(backend_name: str, loader: Callable[[], Any]) -> None:
+    """Defer a backend's kernel registration: ``loader`` (which imports the backend's kernel modules) runs once,
+    the first time the backend's kernels are looked up (``get_kernel``, ``kernel_table``,
+    ``get_kernels_for_backend``), so that ``import ndflow`` does not import an optional backend's library."""
+    _LOADERS[backend_name] = loader
+
+
+def _load(backend_name: str) -> None:
+    loader = _LOADERS.pop(backend_name)
+    try:
+        loader()
+    except Exception as exc:  # a backend whose library is missing or broken has no kernels
+        logger.warning("loading the kernels of backend '%s' failed: %s", backend_name, exc)
+
+
 def get_kernel(kernel_name: str, backend_name: str) -> KernelConfig | None:
+    if backend_name in _LOADERS:
+        _load(backend_name)
     return _KERNELS.get(backend_name, {}).get(kernel_name)
 
 
 def kernel_table(backend_name: str) -> dict[str, KernelConfig]:
     """The live table of a backend's kernels (the engine's dispatch reads it directly)."""
+    if backend_name in _LOADERS:
+        _load(backend_name)
     return _KERNELS.setdefault(backend_name, {})
 
 
 def get_kernels_for_backend(backend_name: str) -> list[KernelConfig]:
+    if backend_name in _LOADERS:
+        _load(backend_name)
     return list(_KERNELS.get(backend_name, {}).values())
 
 

@@ -20,6 +20,7 @@ import torch
 from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
+from .device import default_device  # noqa: F401  (the TORCH_DEVICE flag's default; registered there)
 
 # numpy dtype -> torch dtype (float64 appears while tests run the cpu-style float64 mode).
 NUMPY_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -32,14 +33,6 @@ NUMPY_TO_TORCH: dict[np.dtype, torch.dtype] = {
     np.dtype(np.complex128): torch.complex128,
     np.dtype(np.uint8): torch.uint8,
 }
-
-
-def default_device() -> str:
-    """The value of ``TORCH_DEVICE`` when it is not set: ``cuda`` when torch sees a GPU, else ``cpu``."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-env().register_flag("TORCH_DEVICE", default_device)
 
 
 class Record:

@@ -1,15 +1,22 @@
-"""Choosing the GPU: the adapter and the device the webgpu backend runs on.
+"""Choosing the GPU: the adapter and the device the webgpu backend runs on, and whether it is the default.
 
 The high-performance adapter is taken unless ``NDFLOW_WEBGPU_ADAPTER`` names another (a case-insensitive
 substring of the adapter's device, description or vendor, e.g. ``llvmpipe`` for Mesa's software Vulkan
-driver). ``shader-f16`` is requested when the adapter has it (for the ``WEBGPU_FLOAT16`` flag).
+driver). ``shader-f16`` is requested when the adapter has it (for the ``WEBGPU_FLOAT16`` flag). The backend
+comes before cpu only on a hardware adapter (:func:`priority`); a software one is slower than the cpu backend.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+# wgpu's adapter types of a GPU (``CPU`` is a software rasterizer), and the software drivers' names.
+HARDWARE_TYPES = ("discretegpu", "integratedgpu", "virtualgpu")
+SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "basic render", "softpipe")
 
 
 class NoAdapterError(RuntimeError):
@@ -40,8 +47,8 @@ def _matches(adapter: Any, wanted: str) -> bool:
     return wanted.lower() in text.lower()
 
 
-def open_gpu() -> GPU:
-    """The adapter and device to use; :class:`NoAdapterError` with the reason when there is none."""
+def choose_adapter() -> Any:
+    """The adapter the backend opens; :class:`NoAdapterError` with the reason when there is none."""
     try:
         import wgpu
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -67,6 +74,47 @@ def open_gpu() -> GPU:
         raise NoAdapterError(
             "no WebGPU adapter (no GPU driver; on Linux `apt-get install mesa-vulkan-drivers` gives a software one)"
         )
+    return adapter
+
+
+def is_hardware(adapter: Any) -> bool:
+    """Whether an adapter is a GPU: not a CPU rasterizer (Mesa's lavapipe/llvmpipe, SwiftShader, Windows's
+    Basic Render Driver), which wgpu reports as adapter type ``CPU``."""
+    info = adapter.info
+    if str(info.get("adapter_type", "")).lower() not in HARDWARE_TYPES:
+        return False
+    text = " ".join(str(info.get(k, "")) for k in ("device", "description", "vendor")).lower()
+    return not any(name in text for name in SOFTWARE_NAMES)
+
+
+def gpu_signs() -> bool:
+    """Cheap signs (no import) that a GPU driver may be there: always on macOS (Metal) and Windows (D3D12);
+    on Linux a DRM render node, NVIDIA's device node or WSL2's GPU bridge."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(glob.glob("/dev/dri/renderD*")) or any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg"))
+
+
+def hardware_adapter() -> bool:
+    """Whether the adapter the backend would open is a GPU. Imports wgpu and asks for the adapter only where
+    :func:`gpu_signs` says a driver may exist (that takes about 0.5 s on a software driver)."""
+    if not gpu_signs():
+        return False
+    try:
+        return is_hardware(choose_adapter())
+    except NoAdapterError:
+        return False
+
+
+def priority() -> int:
+    """The webgpu backend's priority, evaluated when the engine first chooses a backend: 2 (above cpu's 1,
+    below torch's 3 on CUDA) on a hardware adapter, else 0 (a software adapter: chosen only by name)."""
+    return 2 if hardware_adapter() else 0
+
+
+def open_gpu() -> GPU:
+    """The adapter and device to use; :class:`NoAdapterError` with the reason when there is none."""
+    adapter = choose_adapter()
     has_f16 = "shader-f16" in adapter.features
     limits = dict(adapter.limits)
     wanted_limits = {

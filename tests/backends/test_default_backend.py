@@ -1,0 +1,269 @@
+"""The backend of first use: the fastest where ndflow runs (torch on a GPU, webgpu on a hardware adapter, else
+cpu), ranked lazily, and ``import ndflow`` importing none of the optional libraries."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ndflow as nf
+import ndflow.backends
+from ndflow.backends.cpu import CPUBackend
+from ndflow.backends.torch import device as torch_device
+from ndflow.backends.webgpu import device as webgpu_device
+from ndflow.core import kernel_registry
+from ndflow.core.engine import BACKEND_ENV_VAR, ENGINE
+
+OPTIONAL = ("torch", "wgpu", "numba")
+
+
+@pytest.fixture
+def first_use():
+    """Forget the engine's choice and ranking, as right after ``import ndflow``; restore both afterwards.
+
+    Optional backends get their lazy priority back (evaluated again on the next ranking)."""
+    before = nf.get_backend()
+    factories = dict(ENGINE._factories)
+    for name in ndflow.backends.OPTIONAL:
+        if name in ENGINE._factories:
+            ENGINE._factories[name] = (ENGINE._factories[name][0], ndflow.backends._priority(name))
+    ENGINE._backend, ENGINE.backend_name = None, None
+    yield
+    ENGINE._factories.clear()
+    ENGINE._factories.update(factories)
+    nf.set_backend(before)
+
+
+def run_python(code: str, **env: str) -> dict:
+    """Run ``code`` in a fresh interpreter; the JSON it prints last."""
+    environ = {**os.environ, **env}
+    out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def no_gpu_here() -> bool:
+    """No sign of a GPU driver for torch or wgpu on this machine (the default must then be cpu)."""
+    return not torch_device.gpu_driver_present() and not webgpu_device.gpu_signs()
+
+
+# ---------------------------------------------------------------------------------------------
+# import ndflow
+# ---------------------------------------------------------------------------------------------
+def test_import_ndflow_imports_no_optional_library():
+    code = (
+        "import json, sys; import ndflow as nf; "
+        f"print(json.dumps({{m: m in sys.modules for m in {OPTIONAL!r} + ('ndflow.layers', 'ndflow.converter')}}))"
+    )
+    loaded = run_python(code)
+    assert loaded == dict.fromkeys(loaded, False)
+
+
+def test_first_op_without_gpu_runs_on_cpu_without_importing_torch():
+    if not no_gpu_here():
+        pytest.skip("this machine shows signs of a GPU driver")
+    code = (
+        "import json, sys; import ndflow as nf; x = nf.tensor([1.0]); y = x + 1; y.data_sync(); "
+        "print(json.dumps({'backend': nf.get_backend(), 'names': nf.engine().backend_names(), "
+        f"'loaded': [m for m in {OPTIONAL!r} if m in sys.modules]}}))"
+    )
+    info = run_python(code, NDFLOW_BACKEND="")
+    assert info["backend"] == "cpu"
+    assert info["names"][0] == "cpu"
+    assert "torch" not in info["loaded"] and "wgpu" not in info["loaded"]
+
+
+def test_lazy_namespace_members_load_on_access():
+    assert nf.sequential is nf.layers.sequential
+    assert nf.load_graph_model.__module__.startswith("ndflow.converter")
+    assert nf.io.__name__ == "ndflow.io"
+    assert {"sequential", "load_graph_model", "io", "layers"} <= set(dir(nf))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        nf.no_such_name  # noqa: B018
+
+
+def test_env_var_picks_the_backend_of_first_use(first_use, monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV_VAR, "cpu")
+    assert nf.get_backend() == "cpu"
+
+
+def test_env_var_naming_an_unknown_backend_warns_and_ranks(first_use, monkeypatch, caplog):
+    monkeypatch.setenv(BACKEND_ENV_VAR, "no_such_backend")
+    with caplog.at_level(logging.WARNING, logger="ndflow"):
+        chosen = nf.get_backend()
+    assert chosen == next(n for n in ENGINE.backend_names() if nf.find_backend(n) is not None)
+    assert "no_such_backend" in caplog.text
+
+
+# ---------------------------------------------------------------------------------------------
+# priorities evaluated lazily
+# ---------------------------------------------------------------------------------------------
+def test_priority_function_is_called_once_when_ranking(first_use):
+    calls = []
+
+    def priority() -> int:
+        calls.append(1)
+        return 500
+
+    assert nf.register_backend("test_lazy_top", CPUBackend, priority=priority)
+    try:
+        assert calls == []  # registering ranks nothing
+        assert ENGINE.backend_names()[0] == "test_lazy_top"
+        assert nf.get_backend() == "test_lazy_top"
+        ENGINE.backend_names()
+        assert calls == [1] and ENGINE.priority("test_lazy_top") == 500
+    finally:
+        nf.set_backend("cpu")
+        nf.remove_backend("test_lazy_top")
+
+
+def test_a_failing_priority_ranks_last(first_use, caplog):
+    def broken() -> int:
+        raise RuntimeError("probe exploded")
+
+    assert nf.register_backend("test_lazy_broken", CPUBackend, priority=broken)
+    try:
+        with caplog.at_level(logging.WARNING, logger="ndflow"):
+            assert ENGINE.backend_names()[-1] == "test_lazy_broken"
+        assert "probe exploded" in caplog.text
+        assert nf.get_backend() != "test_lazy_broken"
+    finally:
+        nf.set_backend("cpu")
+        nf.remove_backend("test_lazy_broken")
+
+
+def test_kernel_loader_runs_once_on_first_lookup():
+    calls = []
+
+    def loader() -> None:
+        calls.append(1)
+        nf.register_kernel("Add", "test_lazy_kernels", lambda *a: None)
+
+    kernel_registry.register_kernel_loader("test_lazy_kernels", loader)
+    try:
+        assert calls == []
+        assert nf.get_kernel("Add", "test_lazy_kernels") is not None
+        assert [k.kernel_name for k in nf.get_kernels_for_backend("test_lazy_kernels")] == ["Add"]
+        assert calls == [1]
+    finally:
+        kernel_registry.unregister_kernel("Add", "test_lazy_kernels")
+
+
+# ---------------------------------------------------------------------------------------------
+# torch: first only on a GPU
+# ---------------------------------------------------------------------------------------------
+def test_gpu_driver_signs(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(torch_device.os.path, "exists", lambda path: path == "/proc/driver/nvidia/version")
+    assert torch_device.gpu_driver_present()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every device hidden
+    assert not torch_device.gpu_driver_present()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert not torch_device.gpu_driver_present()
+
+
+def test_torch_ranks_by_its_device(first_use):
+    pytest.importorskip("torch")
+    names = ENGINE.backend_names()
+    if torch_device.cuda_available():
+        assert names.index("torch") < names.index("cpu") and ENGINE.priority("torch") == 3
+    else:
+        assert names.index("torch") > names.index("cpu") and ENGINE.priority("torch") == 0
+        assert nf.env().get("TORCH_DEVICE") == "cpu"
+
+
+def test_default_is_cpu_without_cuda(first_use):
+    pytest.importorskip("torch")
+    if torch_device.cuda_available() or webgpu_device.hardware_adapter():
+        pytest.skip("this machine has a GPU: torch or webgpu comes first")
+    assert nf.get_backend() == "cpu"
+
+
+def test_simulated_cuda_puts_torch_first(first_use, monkeypatch):
+    monkeypatch.setattr(torch_device, "cuda_available", lambda: True)
+    assert torch_device.default_device() == "cuda"
+    assert torch_device.preferred() and torch_device.priority() == 3
+    names = ENGINE.backend_names()
+    assert names[0] == "torch"
+    nf.env().set("TORCH_DEVICE", "cpu")  # asked for the CPU (NDFLOW_FLAGS=TORCH_DEVICE=cpu): cpu's kernels win
+    assert not torch_device.preferred() and torch_device.priority() == 0
+
+
+def test_simulated_gpu_machine_runs_first_op_on_torch(first_use, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from ndflow.backends.torch import TorchBackend
+
+    monkeypatch.setattr(torch_device, "preferred", lambda: True)  # as where torch sees CUDA
+    assert nf.get_backend() == "torch"
+    assert isinstance(nf.backend(), TorchBackend)
+    t = nf.tensor([1.0, 2.0])
+    try:
+        assert isinstance(nf.backend().values(t.data_id), torch.Tensor)
+    finally:
+        t.dispose()
+
+
+def test_torch_device_flag_before_torch_is_imported():
+    pytest.importorskip("torch")
+    if torch_device.cuda_available():
+        pytest.skip("needs a machine without CUDA")
+    code = (
+        "import json, logging, sys; import ndflow as nf; nf.env().set('TORCH_DEVICE', 'cuda'); "
+        "first = nf.engine().backend_names()[0]; imported = 'torch' in sys.modules; "
+        "logging.disable(logging.WARNING); chosen = nf.get_backend(); "
+        "print(json.dumps({'first': first, 'imported': imported, 'chosen': chosen, "
+        "'kernels': len(nf.get_kernels_for_backend('torch'))}))"
+    )
+    info = run_python(code, NDFLOW_BACKEND="")
+    assert info["first"] == "torch"  # asked for a GPU: ranked first ...
+    assert not info["imported"]  # ... without importing torch to rank it
+    assert info["chosen"] == "cpu"  # no CUDA here: it fails to initialize and cpu takes over (as documented)
+    assert info["kernels"] >= 177  # the kernels load on first lookup
+
+
+# ---------------------------------------------------------------------------------------------
+# webgpu: above cpu only on a hardware adapter
+# ---------------------------------------------------------------------------------------------
+class FakeAdapter:
+    def __init__(self, adapter_type: str, device: str) -> None:
+        self.info = {"adapter_type": adapter_type, "device": device, "description": "", "vendor": ""}
+
+
+@pytest.mark.parametrize(
+    ("adapter_type", "device", "hardware"),
+    [
+        ("CPU", "llvmpipe (LLVM 15.0.6, 256 bits)", False),
+        ("DiscreteGPU", "NVIDIA H100", True),
+        ("IntegratedGPU", "Apple M2", True),
+        ("IntegratedGPU", "SwiftShader Device", False),
+        ("Unknown", "something", False),
+    ],
+)
+def test_software_adapters_are_not_hardware(adapter_type, device, hardware):
+    assert webgpu_device.is_hardware(FakeAdapter(adapter_type, device)) is hardware
+
+
+def test_webgpu_probe_needs_a_sign_of_a_gpu(monkeypatch):
+    def never() -> None:
+        raise AssertionError("the adapter must not be requested without a sign of a GPU")
+
+    monkeypatch.setattr(webgpu_device, "gpu_signs", lambda: False)
+    monkeypatch.setattr(webgpu_device, "choose_adapter", never)
+    assert webgpu_device.priority() == 0
+
+
+def test_simulated_hardware_adapter_ranks_webgpu_between_cuda_torch_and_cpu(first_use, monkeypatch):
+    if "webgpu" not in ENGINE._factories:
+        pytest.skip("wgpu is not installed")
+    monkeypatch.setattr(webgpu_device, "gpu_signs", lambda: True)
+    monkeypatch.setattr(webgpu_device, "choose_adapter", lambda: FakeAdapter("DiscreteGPU", "NVIDIA H100"))
+    monkeypatch.setattr(torch_device, "cuda_available", lambda: True)
+    names = ENGINE.backend_names()
+    assert [n for n in names if n in ("torch", "webgpu", "cpu")] == [
+        n for n in ("torch", "webgpu", "cpu") if n in ENGINE._factories
+    ]
