@@ -32,9 +32,10 @@ OPTIONAL = {"torch": "torch", "webgpu": "wgpu"}
 
 
 def installed(library: str) -> bool:
-    """Whether ``library`` can be imported (found on the path; not imported)."""
+    """Whether ``library`` can be imported (found on the path; not imported). One that ``sys.modules`` maps to
+    None is blocked (``import`` raises ImportError): not installed, as far as ndflow is concerned."""
     if library in sys.modules:
-        return True
+        return sys.modules[library] is not None
     try:
         return importlib.util.find_spec(library) is not None
     except (ImportError, ValueError):  # pragma: no cover - a broken package

@@ -410,10 +410,10 @@ class GraphModel:
 
 def _initializer_output_names(graph: Graph, signature: Mapping[str, Any] | None) -> list[str]:
     """What the initializer computes (TF.js's ``executeInitializerGraph``): the keys of the initializer
-    signature's outputs, else the graph's default outputs (its sink nodes)."""
-    if signature is None:
-        return [f"{n}:{i}" if i else n for n, i in graph.outputs]
-    return list((signature.get("outputs") or {}).keys())
+    signature's outputs, else (no signature, or one that names no output) the graph's default outputs (its
+    sink nodes), as its run does."""
+    names = list(((signature or {}).get("outputs") or {}).keys())
+    return names or [f"{n}:{i}" if i else n for n, i in graph.outputs]
 
 
 def _js(value: Any) -> str:

@@ -15,6 +15,7 @@ import itertools
 import logging
 import math
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,10 @@ class Scope:
         self.track: list[Tensor] = []
         self.name = name
         self.id = scope_id
+
+
+# Held while a backend is chosen or created (re-entrant: choosing creates). Off the dispatch path.
+_BACKEND_LOCK = threading.RLock()
 
 
 class Engine(DirectPath, Measurement):
@@ -203,6 +208,13 @@ class Engine(DirectPath, Measurement):
         backend = self._instances.get(name)
         if backend is not None:
             return backend
+        with _BACKEND_LOCK:  # one instance per backend, however many threads ask first
+            return self._create(name)
+
+    def _create(self, name: str) -> Backend | None:
+        backend = self._instances.get(name)
+        if backend is not None:
+            return backend
         factory, _ = self._factories[name]
         try:
             backend = factory()
@@ -238,7 +250,14 @@ class Engine(DirectPath, Measurement):
         return sorted(self._factories, key=lambda n: -self.priority(n))
 
     def _choose_backend(self) -> Backend:
-        """On first use: the backend ``NDFLOW_BACKEND`` names, else the highest-priority one that initializes."""
+        """On first use: the backend ``NDFLOW_BACKEND`` names, else the highest-priority one that initializes
+        (under a lock: threads that start at once all get the one backend the first of them chooses)."""
+        with _BACKEND_LOCK:
+            if self._backend is not None:
+                return self._backend
+            return self._choose_unlocked()
+
+    def _choose_unlocked(self) -> Backend:
         wanted = os.environ.get(BACKEND_ENV_VAR, "").strip()
         if wanted:
             if wanted not in self._factories:

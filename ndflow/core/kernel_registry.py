@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -34,6 +35,8 @@ _GRADIENTS: dict[str, GradConfig] = {}
 _DIRECT: dict[str, dict[str, KernelFunc]] = {}
 # backend name -> what registers its kernels, until it has run (see register_kernel_loader).
 _LOADERS: dict[str, Callable[[], Any]] = {}
+_LOADING: set[str] = set()
+_LOAD_LOCK = threading.RLock()
 
 
 def register_kernel(
@@ -43,8 +46,7 @@ def register_kernel(
     setup_func: Callable[[Any], None] | None = None,
     dispose_func: Callable[[Any], None] | None = None,
 ) -> None:
-    if backend_name in _LOADERS:  # the backend's own kernels first, so that this one replaces theirs
-        _load(backend_name)
+    _ensure_loaded(backend_name)  # the backend's own kernels first, so that this one replaces theirs
     table = _KERNELS.setdefault(backend_name, {})
     if kernel_name in table:
         logger.warning(
@@ -72,33 +74,45 @@ def register_kernel_loader(backend_name: str, loader: Callable[[], Any]) -> None
 
 
 def _load(backend_name: str) -> None:
-    loader = _LOADERS.pop(backend_name)
-    try:
-        loader()
-    except Exception as exc:  # a backend whose library is missing or broken has no kernels
-        logger.warning("loading the kernels of backend '%s' failed: %s", backend_name, exc)
+    """Run a backend's loader once. Other threads wait until it has finished (they never see half a table);
+    the loader's own registrations re-enter on the same thread and find nothing left to load."""
+    with _LOAD_LOCK:
+        loader = _LOADERS.pop(backend_name, None)
+        if loader is None:
+            return
+        _LOADING.add(backend_name)
+        try:
+            loader()
+        except Exception as exc:  # a backend whose library is missing or broken has no kernels
+            logger.warning("loading the kernels of backend '%s' failed: %s", backend_name, exc)
+        finally:
+            _LOADING.discard(backend_name)
+
+
+def _ensure_loaded(backend_name: str) -> None:
+    """The backend's kernels registered (its loader run) before its table is read or changed."""
+    if backend_name in _LOADERS or backend_name in _LOADING:
+        _load(backend_name)
 
 
 def get_kernel(kernel_name: str, backend_name: str) -> KernelConfig | None:
-    if backend_name in _LOADERS:
-        _load(backend_name)
+    _ensure_loaded(backend_name)
     return _KERNELS.get(backend_name, {}).get(kernel_name)
 
 
 def kernel_table(backend_name: str) -> dict[str, KernelConfig]:
     """The live table of a backend's kernels (the engine's dispatch reads it directly)."""
-    if backend_name in _LOADERS:
-        _load(backend_name)
+    _ensure_loaded(backend_name)
     return _KERNELS.setdefault(backend_name, {})
 
 
 def get_kernels_for_backend(backend_name: str) -> list[KernelConfig]:
-    if backend_name in _LOADERS:
-        _load(backend_name)
+    _ensure_loaded(backend_name)
     return list(_KERNELS.get(backend_name, {}).values())
 
 
 def unregister_kernel(kernel_name: str, backend_name: str) -> None:
+    _ensure_loaded(backend_name)
     table = _KERNELS.get(backend_name, {})
     if kernel_name not in table:
         raise KeyError(f"unregister_kernel: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
@@ -114,6 +128,7 @@ def register_direct(kernel_name: str, backend_name: str, fn: KernelFunc) -> None
     inputs' shape. The engine calls it without the kernel's wrapper on its fast path (no tape, profile,
     debug mode or leak tracking); re-registering or unregistering the kernel drops it.
     """
+    _ensure_loaded(backend_name)
     if kernel_name not in _KERNELS.get(backend_name, {}):
         raise KeyError(f"register_direct: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
     _DIRECT.setdefault(backend_name, {})[kernel_name] = fn
@@ -126,6 +141,7 @@ def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFun
     would sum in another order). Compiled dispatch (core/compiled.py) runs it for ``nf.sum(x)``-style calls on
     the same fast path as :func:`register_direct`. Stored in the backend's direct table under the key
     ``(kernel_name, "all")`` as ``(fn, max_size)``."""
+    _ensure_loaded(backend_name)
     if kernel_name not in _KERNELS.get(backend_name, {}):
         raise KeyError(
             f"register_direct_reduction: kernel '{kernel_name}' is not registered for backend '{backend_name}'"
@@ -139,6 +155,7 @@ def register_shared_output(kernel_name: str, backend_name: str) -> None:
     """Declare that kernel ``kernel_name`` of a backend only gives its input's buffer a new shape (one more owner
     of the data, as ``Reshape``): compiled dispatch may then do that itself on its fast path. Stored in the
     backend's direct table under the key ``(kernel_name, "shares")``."""
+    _ensure_loaded(backend_name)
     if kernel_name not in _KERNELS.get(backend_name, {}):
         raise KeyError(f"register_shared_output: kernel '{kernel_name}' is not registered for backend '{backend_name}'")
     _DIRECT.setdefault(backend_name, {})[(kernel_name, "shares")] = True  # type: ignore[index]

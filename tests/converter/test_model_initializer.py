@@ -318,6 +318,17 @@ def test_reachable_initializer_const_without_weight_is_refused(tmp_path):
     assert "(modelInitializer): 1 Const node(s) have no weight in the weights manifest: 'values'" in msg
 
 
+@pytest.mark.parametrize("signature", [{"outputs": {}}, {}], ids=["no-outputs", "empty"])
+def test_a_signature_that_names_no_output_validates_the_sink_nodes(tmp_path, signature):
+    """With no output named, the initializer runs its sink nodes: a Const they need is checked at load."""
+    weights = _weights()
+    del weights["values"]
+    model_json, data = _model_json(weights)
+    model_json["initializerSignature"] = signature
+    msg = _load_error(model_json, data, tmp_path)
+    assert "(modelInitializer): 1 Const node(s) have no weight in the weights manifest: 'values'" in msg
+
+
 def test_called_function_of_the_initializer_is_checked(tmp_path):
     model_json, data = _model_json(_weights())
     init = model_json["modelInitializer"]

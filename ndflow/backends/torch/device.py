@@ -57,14 +57,14 @@ def preferred() -> bool:
     """Whether the torch backend should come before cpu: its device (the ``TORCH_DEVICE`` flag, as set or
     as ``NDFLOW_FLAGS`` gives it, else its default) is a CUDA (or ROCm) GPU."""
     device = env().get_flags().get("TORCH_DEVICE")
-    if device is None:
-        device = env().get("TORCH_DEVICE")
+    if device is None:  # not set: ask, without caching the flag (the backend asks torch itself once loaded)
+        return cuda_available()
     return str(device).strip().lower().startswith("cuda")
 
 
 def priority() -> int:
-    """The torch backend's priority, evaluated when the engine first chooses a backend: 3 (above webgpu's 2
-    on a hardware adapter and cpu's 1) when it runs on a GPU, else 0 (chosen only by name)."""
+    """The torch backend's priority, evaluated when the engine first chooses a backend: 3 (above cpu's 1)
+    when it runs on a GPU, else 0 (chosen only by name)."""
     return 3 if preferred() else 0
 
 

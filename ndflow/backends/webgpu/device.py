@@ -2,21 +2,15 @@
 
 The high-performance adapter is taken unless ``NDFLOW_WEBGPU_ADAPTER`` names another (a case-insensitive
 substring of the adapter's device, description or vendor, e.g. ``llvmpipe`` for Mesa's software Vulkan
-driver). ``shader-f16`` is requested when the adapter has it (for the ``WEBGPU_FLOAT16`` flag). The backend
-comes before cpu only on a hardware adapter (:func:`priority`); a software one is slower than the cpu backend.
+driver). ``shader-f16`` is requested when the adapter has it (for the ``WEBGPU_FLOAT16`` flag). The backend is
+never the default (:func:`priority`): it runs where it is asked for by name.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
-
-# wgpu's adapter types of a GPU (``CPU`` is a software rasterizer), and the software drivers' names.
-HARDWARE_TYPES = ("discretegpu", "integratedgpu", "virtualgpu")
-SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "basic render", "softpipe")
 
 
 class NoAdapterError(RuntimeError):
@@ -77,39 +71,14 @@ def choose_adapter() -> Any:
     return adapter
 
 
-def is_hardware(adapter: Any) -> bool:
-    """Whether an adapter is a GPU: not a CPU rasterizer (Mesa's lavapipe/llvmpipe, SwiftShader, Windows's
-    Basic Render Driver), which wgpu reports as adapter type ``CPU``."""
-    info = adapter.info
-    if str(info.get("adapter_type", "")).lower() not in HARDWARE_TYPES:
-        return False
-    text = " ".join(str(info.get(k, "")) for k in ("device", "description", "vendor")).lower()
-    return not any(name in text for name in SOFTWARE_NAMES)
-
-
-def gpu_signs() -> bool:
-    """Cheap signs (no import) that a GPU driver may be there: always on macOS (Metal) and Windows (D3D12);
-    on Linux a DRM render node, NVIDIA's device node or WSL2's GPU bridge."""
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(glob.glob("/dev/dri/renderD*")) or any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg"))
-
-
-def hardware_adapter() -> bool:
-    """Whether the adapter the backend would open is a GPU. Imports wgpu and asks for the adapter only where
-    :func:`gpu_signs` says a driver may exist (that takes about 0.5 s on a software driver)."""
-    if not gpu_signs():
-        return False
-    try:
-        return is_hardware(choose_adapter())
-    except NoAdapterError:
-        return False
-
-
 def priority() -> int:
-    """The webgpu backend's priority, evaluated when the engine first chooses a backend: 2 (above cpu's 1,
-    below torch's 3 on CUDA) on a hardware adapter, else 0 (a software adapter: chosen only by name)."""
-    return 2 if hardware_adapter() else 0
+    """The webgpu backend's priority: 0, below cpu's 1, on every adapter, so that it runs only when asked for
+    by name (``nf.set_backend("webgpu")``, ``NDFLOW_BACKEND=webgpu``). On a software adapter (lavapipe,
+    llvmpipe) it is many times slower than the cpu backend; on a GPU, each kernel's submission costs about
+    20 us in wgpu-py, more than the cpu backend's whole kernel for most TF.js-sized ops, and no GPU has yet
+    measured it faster on a whole model. Choosing it would also mean opening an adapter on the first op: a
+    second or more, and a broken driver could take the process down with it."""
+    return 0
 
 
 def open_gpu() -> GPU:
