@@ -1,5 +1,6 @@
-"""The backend of first use: the fastest where ndflow runs (torch on a GPU, webgpu on a hardware adapter, else
-cpu), ranked lazily, and ``import ndflow`` importing none of the optional libraries."""
+"""The backend of first use: the fastest where ndflow runs (torch on a GPU, else cpu; webgpu by name only),
+ranked lazily, and ``import ndflow`` importing none of the optional libraries; both safe when threads start at
+once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -152,6 +155,65 @@ def test_kernel_loader_runs_once_on_first_lookup():
         assert calls == [1]
     finally:
         kernel_registry.unregister_kernel("Add", "test_lazy_kernels")
+
+
+def test_threads_that_start_at_once_share_one_backend(first_use):
+    made = []
+
+    def slow_factory() -> CPUBackend:
+        time.sleep(0.2)  # a backend that takes a while to start (torch, a GPU device)
+        made.append(CPUBackend())
+        return made[-1]
+
+    ENGINE.register_backend("test_slow_start", slow_factory, priority=10)
+    tensors: list = [None] * 4
+
+    def first_op(i: int) -> None:
+        tensors[i] = nf.tensor([1.0, 2.0])
+
+    threads = [threading.Thread(target=first_op, args=(i,)) for i in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(made) == 1 and nf.get_backend() == "test_slow_start"
+        assert all(t is not None and t.data_id in made[0].data for t in tensors)
+    finally:
+        nf.dispose([t for t in tensors if t is not None])
+        nf.set_backend("cpu")
+        ENGINE._instances.pop("test_slow_start", None)
+
+
+def test_a_lookup_during_a_load_waits_for_the_whole_table():
+    started, seen = threading.Event(), []
+
+    def loader() -> None:
+        nf.register_kernel("Add", "test_slow_kernels", lambda *a: None)
+        started.set()
+        time.sleep(0.2)
+        nf.register_kernel("Sub", "test_slow_kernels", lambda *a: None)
+
+    kernel_registry.register_kernel_loader("test_slow_kernels", loader)
+    first = threading.Thread(target=lambda: nf.get_kernel("Add", "test_slow_kernels"))
+    try:
+        first.start()
+        started.wait(5)
+        seen.append(nf.get_kernel("Sub", "test_slow_kernels"))  # while the loader sleeps in the other thread
+        first.join()
+        assert seen[0] is not None
+        kernel_registry.unregister_kernel("Sub", "test_slow_kernels")
+    finally:
+        first.join()
+        kernel_registry.unregister_kernel("Add", "test_slow_kernels")
+
+
+def test_unregistering_before_the_first_lookup_loads_the_kernels_first():
+    kernel_registry.register_kernel_loader(
+        "test_lazy_unregister", lambda: nf.register_kernel("Add", "test_lazy_unregister", lambda *a: None)
+    )
+    kernel_registry.unregister_kernel("Add", "test_lazy_unregister")  # the loader ran, then this removed it
+    assert nf.get_kernel("Add", "test_lazy_unregister") is None
 
 
 # ---------------------------------------------------------------------------------------------
