@@ -6,21 +6,23 @@
 Initializers, regularizers, constraints and activations are found by their TF.js names;
 ``nf.serialization.register_class`` makes custom layers loadable.
 
-Modules: ``base`` (Layer), ``topology`` (SymbolicTensor, Node, InputSpec), ``inputs`` (InputLayer, input),
-``container`` (the graph), ``models`` (LayersModel, Sequential), ``executor`` (eager graph
-execution), ``summary``, ``core`` (Dense, Activation, Flatten, Reshape, Dropout), ``initializers``,
-``regularizers``, ``constraints``, ``activations``, ``serialization``, ``variables``, ``naming``.
+As in tfjs-layers: ``engine/`` holds the machinery (``base``: Layer, ``topology``: SymbolicTensor, Node,
+InputSpec, ``inputs``: InputLayer, input, ``container``: the graph, ``models``: LayersModel, Sequential,
+``executor``, ``summary``, training, callbacks, saving); the layer kinds sit here (``core``: Dense, Activation,
+Flatten, Reshape, Dropout, ``convolutional``, ``pooling``, ``recurrent``, ``merge``, ...), beside what is neither
+(``initializers``, ``regularizers``, ``constraints``, ``activations``, ``losses``, ``metrics``, ``optimizers``,
+``serialization``, ``variables``, ``naming``, ``backend``, ``utils``).
 """
 
 from __future__ import annotations
 
 from . import activations, constraints, initializers, regularizers, serialization
-from .base import DisposeResult, Layer
-from .container import Container, deserialize_layer
 from .core import Activation, Dense, Dropout, Flatten, Reshape, activation, dense, dropout, flatten, reshape
-from .inputs import InputLayer, input  # noqa: F401  (nf.layers.input; kept out of __all__: it would shadow the builtin)
-from .models import Functional, LayersModel, Sequential, model, sequential
-from .topology import InputSpec, Node, SymbolicTensor
+from .engine.base import DisposeResult, Layer
+from .engine.container import Container, deserialize_layer
+from .engine.inputs import InputLayer, input  # noqa: F401  (nf.layers.input; kept out of __all__: it would shadow the builtin)
+from .engine.models import Functional, LayersModel, Sequential, model, sequential
+from .engine.topology import InputSpec, Node, SymbolicTensor
 from .variables import LayerVariable
 
 
@@ -73,8 +75,9 @@ from .wrappers import *  # noqa: E402, F403
 __all__ += [*convolutional_recurrent.__all__, *recurrent.__all__, *recurrent_cells.__all__, *wrappers.__all__]
 
 # -- training: compile / fit / evaluate, losses, metrics, callbacks (issue 5, training family) --
-from . import callbacks, losses, metrics, progress  # noqa: E402
-from .callbacks import (  # noqa: E402
+from . import losses, metrics  # noqa: E402
+from .engine import callbacks, progress  # noqa: E402
+from .engine.callbacks import (  # noqa: E402
     BaseCallback,
     Callback,
     CallbackList,
@@ -84,7 +87,7 @@ from .callbacks import (  # noqa: E402
     early_stopping,
     register_callback_constructor,
 )
-from .progress import ProgbarLogger  # noqa: E402
+from .engine.progress import ProgbarLogger  # noqa: E402
 
 __all__ += [
     "BaseCallback", "Callback", "CallbackList", "CustomCallback", "EarlyStopping", "History", "ProgbarLogger",
@@ -92,7 +95,7 @@ __all__ += [
 ]  # fmt: skip
 
 # -- save / load in the TF.js format: model.save, load_layers_model (issue 5, save/load family) --
-from . import saving  # noqa: E402
-from .saving import load_layers_model  # noqa: E402
+from .engine import saving  # noqa: E402
+from .engine.saving import load_layers_model  # noqa: E402
 
 __all__ += ["load_layers_model", "saving"]

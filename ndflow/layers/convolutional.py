@@ -20,12 +20,12 @@ from ..core.tensor import Tensor
 from ..ops import fused
 from .activations import get_activation, serialize_activation
 from .backend import bias_add, image_data_format, is_channels_first, map_activation_to_fused_kernel
-from .base import Layer
 from .constraints import get_constraint, serialize_constraint
+from .engine.base import Layer
+from .engine.topology import InputSpec
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import check_string_arg, get_exactly_one_shape, get_exactly_one_tensor
 
 DATA_FORMATS = ("channelsFirst", "channelsLast")

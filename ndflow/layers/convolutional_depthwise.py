@@ -28,10 +28,10 @@ from .convolutional import (
     to_channels_first,
     to_channels_last,
 )
+from .engine.topology import InputSpec
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
 logger = logging.getLogger("ndflow")

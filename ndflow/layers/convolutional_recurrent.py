@@ -15,11 +15,11 @@ from typing import Any
 from .. import ops
 from ..core.tensor import Tensor
 from .backend import bias_add, is_channels_first
+from .engine.topology import InputSpec
 from .initializers import Initializer, Ones
 from .recurrent import _CellRNN
 from .recurrent_cells import LSTMCell, StepFns, _masks, apply_mask, assert_positive_integer
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import check_string_arg, get_exactly_one_shape, is_shape
 
 

@@ -15,8 +15,8 @@ from .. import ops
 from ..core.tensor import Tensor
 from .backend import bias_add, is_channels_first
 from .convolutional import Conv, deconv_length, to_channels_first, to_channels_last
+from .engine.topology import InputSpec
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
 

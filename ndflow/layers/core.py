@@ -14,12 +14,12 @@ from .. import ops
 from ..core.tensor import Tensor
 from .activations import get_activation, serialize_activation
 from .backend import batch_flatten, dot, in_train_phase, is_channels_first, map_activation_to_fused_kernel
-from .base import Layer
 from .constraints import get_constraint, serialize_constraint
+from .engine.base import Layer
+from .engine.topology import InputSpec
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import check_string_arg, get_exactly_one_shape, get_exactly_one_tensor
 
 

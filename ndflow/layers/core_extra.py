@@ -15,10 +15,10 @@ from typing import Any
 from .. import ops
 from ..core.globals import tidy
 from ..core.tensor import Tensor
-from .base import Layer
 from .core import Dropout
+from .engine.base import Layer
+from .engine.topology import InputSpec
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from .. import ops
 from ..core.globals import tidy
 from ..core.tensor import Tensor
-from .base import Layer
 from .constraints import get_constraint, serialize_constraint
+from .engine.base import Layer
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class

@@ -21,9 +21,9 @@ from .. import ops
 from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .backend import epsilon
-from .base import Layer
+from .engine.base import Layer
+from .engine.topology import SymbolicTensor
 from .serialization import register_class
-from .topology import SymbolicTensor
 from .utils import Shape, is_shape, shape_str, to_list
 
 

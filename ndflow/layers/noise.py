@@ -15,7 +15,7 @@ from typing import Any
 from .. import ops
 from ..core.tensor import Tensor
 from .backend import in_train_phase
-from .base import Layer
+from .engine.base import Layer
 from .serialization import register_class
 from .utils import get_exactly_one_tensor
 

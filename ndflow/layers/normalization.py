@@ -15,12 +15,12 @@ from typing import Any
 
 from .. import ops
 from ..core.tensor import Tensor
-from .base import Layer
 from .constraints import get_constraint, serialize_constraint
+from .engine.base import Layer
+from .engine.topology import InputSpec
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
 

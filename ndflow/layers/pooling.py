@@ -14,7 +14,6 @@ from typing import Any
 from .. import ops
 from ..core.tensor import Tensor
 from .backend import image_data_format, is_channels_first
-from .base import Layer
 from .convolutional import (
     check_data_format,
     check_padding,
@@ -23,8 +22,9 @@ from .convolutional import (
     to_channels_first,
     to_channels_last,
 )
+from .engine.base import Layer
+from .engine.topology import InputSpec
 from .serialization import register_class
-from .topology import InputSpec
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from .. import ops
 from ..core.tensor import Tensor
 from ..ops import image
-from .base import Layer
+from .engine.base import Layer
 from .serialization import register_class
 from .utils import get_exactly_one_shape, get_exactly_one_tensor, shape_str
 

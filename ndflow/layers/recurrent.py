@@ -25,11 +25,11 @@ import numpy as np
 from .. import ops
 from ..core.globals import keep, tidy
 from ..core.tensor import Tensor
-from .base import Layer
+from .engine.base import Layer
+from .engine.topology import InputSpec, SymbolicTensor
 from .recurrent_cells import GRUCell, LSTMCell, RNNCell, SimpleRNNCell, StackedRNNCells
 from .rnn_steps import run_steps, standardize_args, step_masks
 from .serialization import deserialize_keras_object, register_class
-from .topology import InputSpec, SymbolicTensor
 from .utils import accepted_kwargs, is_shape, shape_str, to_list
 
 logger = logging.getLogger("ndflow")

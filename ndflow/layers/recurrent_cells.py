@@ -27,8 +27,8 @@ from ..core.tensor import Tensor
 from ..ops import fused
 from .activations import get_activation, serialize_activation
 from .backend import in_train_phase
-from .base import Layer
 from .constraints import get_constraint, serialize_constraint
+from .engine.base import Layer
 from .initializers import Initializer, Ones, get_initializer, serialize_initializer
 from .naming import name_scope
 from .regularizers import get_regularizer, serialize_regularizer

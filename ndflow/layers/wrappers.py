@@ -23,12 +23,12 @@ from typing import Any
 from .. import ops
 from ..core.globals import tidy
 from ..core.tensor import Tensor
-from .base import Layer
+from .engine.base import Layer
+from .engine.topology import InputSpec, SymbolicTensor
 from .naming import name_scope
 from .recurrent import RNN
 from .rnn_steps import run_rnn, standardize_args
 from .serialization import deserialize_keras_object, register_class
-from .topology import InputSpec, SymbolicTensor
 from .utils import accepted_kwargs, get_exactly_one_shape, get_exactly_one_tensor, is_shape, singleton_or_list, to_list
 
 MERGE_MODES = ("sum", "mul", "concat", "ave")

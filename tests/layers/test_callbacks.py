@@ -10,7 +10,7 @@ import pytest
 
 import ndflow as nf
 from ndflow.layers import callbacks as cb
-from ndflow.layers.progress import ProgbarLogger, format_duration, format_value
+from ndflow.layers.engine.progress import ProgbarLogger, format_duration, format_value
 
 X = np.linspace(-1, 1, 36, dtype=np.float32).reshape(12, 3)
 Y = (X @ np.array([[0.5], [-1.0], [0.25]], np.float32)).astype(np.float32)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..train import deserialize
-from . import losses as losses_module
-from . import metrics as metrics_module
-from .naming import to_camel_case, to_snake_case
+from ...train import deserialize
+from .. import losses as losses_module
+from .. import metrics as metrics_module
+from ..naming import to_camel_case, to_snake_case
 
 
 def _loss_identifier(loss: Any) -> str:

@@ -12,8 +12,8 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .naming import get_scoped_tensor_name, get_unique_tensor_name
-from .utils import Shape, normalize_shape
+from ..naming import get_scoped_tensor_name, get_unique_tensor_name
+from ..utils import Shape, normalize_shape
 
 if TYPE_CHECKING:
     from .base import Layer

@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tensor import Tensor
-from ..ops import cast
+from ...core.tensor import Tensor
+from ...ops import cast
+from ..utils import singleton_or_list, to_list
 from .topology import SymbolicTensor
-from .utils import singleton_or_list, to_list
 
 _CACHE_MAX_ENTRIES = 100
 _sorted_cache: OrderedDict[tuple, tuple[list[SymbolicTensor], dict[int, int]]] = OrderedDict()

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..core.tensor import Tensor
-from ..ops import tensor as make_tensor
-from . import losses
-from .utils import shape_str
+from ... import ops
+from ...core.tensor import Tensor
+from ...ops import tensor as make_tensor
+from .. import losses
+from ..utils import shape_str
 
 
 def check_batch_size(batch_size: Any, what: str = "batch_size") -> None:

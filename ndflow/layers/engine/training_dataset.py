@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..core.globals import keep, tidy
-from ..core.tensor import Tensor
+from ... import ops
+from ...core.globals import keep, tidy
+from ...core.tensor import Tensor
+from ..utils import singleton_or_list
 from .callbacks import History, configure_callbacks, dispose_tensors_in_logs, standardize_callbacks
 from .training_utils import (
     check_batch_size,
@@ -33,7 +34,6 @@ from .training_utils import (
     standardize_sample_or_class_weights,
     standardize_weights,
 )
-from .utils import singleton_or_list
 
 logger = logging.getLogger("ndflow")
 DEFAULT_VALIDATION_BATCH_SIZE = 32

@@ -1,16 +1,16 @@
 """``compile`` for ``LayersModel``: the optimizer (a name or an ``nf.train`` optimizer), the loss per output and
 the metrics, resolved as TF.js does (``'accuracy'`` / ``'crossentropy'`` by the output's shape and loss).
-Mixed into :class:`~ndflow.layers.training.TrainingMixin`."""
+Mixed into :class:`~ndflow.layers.engine.training.TrainingMixin`."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from ..train import Optimizer
-from . import losses as losses_module
-from . import metrics as metrics_module
-from .optimizers import get_optimizer
+from ...train import Optimizer
+from .. import losses as losses_module
+from .. import metrics as metrics_module
+from ..optimizers import get_optimizer
 
 logger = logging.getLogger("ndflow")
 

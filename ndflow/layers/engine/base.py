@@ -27,14 +27,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.tensor import Tensor, Variable
-from ..ops import clone
-from ..ops import tensor as make_tensor
-from .layer_weights import LayerWeightsMixin
-from .naming import get_uid, name_scope, to_snake_case
-from .serialization import Serializable
-from .topology import InputSpec, Node, SymbolicTensor
-from .utils import (
+from ...core.tensor import Tensor, Variable
+from ...ops import clone
+from ...ops import tensor as make_tensor
+from ..naming import get_uid, name_scope, to_snake_case
+from ..serialization import Serializable
+from ..utils import (
     Shape,
     accepted_kwargs,
     normalize_shape,
@@ -45,7 +43,9 @@ from .utils import (
     tidy,
     to_list,
 )
-from .variables import LayerVariable
+from ..variables import LayerVariable
+from .layer_weights import LayerWeightsMixin
+from .topology import InputSpec, Node, SymbolicTensor
 
 logger = logging.getLogger("ndflow")
 _next_layer_id = itertools.count().__next__

@@ -18,9 +18,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.engine import ENGINE
-from ..core.globals import dispose
-from ..io import (
+from ...core.engine import ENGINE
+from ...core.globals import dispose
+from ...io import (
     ModelArtifacts,
     SaveResult,
     concatenate_buffers,
@@ -31,7 +31,7 @@ from ..io import (
     http,
     resolve_save_handler,
 )
-from ..io.model_json import is_graph_topology
+from ...io.model_json import is_graph_topology
 from .container import deserialize_layer
 from .models import LayersModel
 

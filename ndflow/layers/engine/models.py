@@ -16,20 +16,20 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..core.globals import tidy
-from ..core.tensor import Tensor
-from ..ops import tensor as make_tensor
+from ... import ops
+from ...core.globals import tidy
+from ...core.tensor import Tensor
+from ...ops import tensor as make_tensor
+from ..naming import get_uid
+from ..serialization import register_class
+from ..utils import shape_str, singleton_or_list, to_list
 from .base import Layer
 from .container import Container, deserialize_layer
 from .executor import FeedDict, execute
 from .inputs import input as make_input
-from .naming import get_uid
-from .serialization import register_class
 from .summary import print_summary
 from .topology import Node, SymbolicTensor, get_source_inputs
 from .training import TrainingMixin
-from .utils import shape_str, singleton_or_list, to_list
 
 
 def check_batch_size(batch_size: Any) -> None:

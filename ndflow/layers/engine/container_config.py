@@ -1,16 +1,16 @@
 """A ``Container``'s TF.js model config: ``get_config`` / ``to_json`` (layers, their inbound nodes, the model's
 inputs and outputs, node indices renumbered as TF.js does) and ``from_config`` (layers rebuilt and their nodes
-replayed until every one has its inputs). Mixed into :class:`~ndflow.layers.container.Container`."""
+replayed until every one has its inputs). Mixed into :class:`~ndflow.layers.engine.container.Container`."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ..serialization import deserialize_keras_object, to_json
+from ..utils import singleton_or_list
 from .base import Layer
-from .serialization import deserialize_keras_object, to_json
 from .topology import SymbolicTensor
-from .utils import singleton_or_list
 
 logger = logging.getLogger("ndflow")
 

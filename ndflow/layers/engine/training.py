@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..core.engine import ENGINE
-from ..core.globals import keep, tidy
-from ..core.tensor import Tensor
-from ..train import Optimizer
-from . import losses as losses_module
+from ... import ops
+from ...core.engine import ENGINE
+from ...core.globals import keep, tidy
+from ...core.tensor import Tensor
+from ...train import Optimizer
+from .. import losses as losses_module
+from ..utils import singleton_or_list
 from . import (
     progress,  # noqa: F401  (registers the progress bar for verbose >= 1)
     training_config,
@@ -54,7 +55,6 @@ from .training_utils import (
     standardize_sample_or_class_weights,
     standardize_weights,
 )
-from .utils import singleton_or_list
 
 logger = logging.getLogger("ndflow")
 

@@ -1,6 +1,6 @@
 """A layer's weights and losses: ``add_weight`` (initializer, regularizer, constraint, trainable), ``get_weights``
 / ``set_weights`` (copies in, copies out), ``count_params``, ``add_loss`` / ``calculate_losses``. Mixed into
-:class:`~ndflow.layers.base.Layer`."""
+:class:`~ndflow.layers.engine.base.Layer`."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tensor import Tensor
-from ..ops import clone
-from .initializers import get_initializer
-from .regularizers import get_regularizer
-from .utils import to_list
-from .variables import LayerVariable, batch_set_value
+from ...core.tensor import Tensor
+from ...ops import clone
+from ..initializers import get_initializer
+from ..regularizers import get_regularizer
+from ..utils import to_list
+from ..variables import LayerVariable, batch_set_value
 
 
 class LayerWeightsMixin:
@@ -67,7 +67,7 @@ class LayerWeightsMixin:
         get_initializer_func: Callable[[], Any] | None = None,
     ) -> LayerVariable:
         """Create a weight (named under the current name scope) and track it."""
-        from .constraints import get_constraint
+        from ..constraints import get_constraint
 
         if name in self._added_weight_names:
             raise ValueError(f"Duplicate weight name {name} for layer {self.name}")

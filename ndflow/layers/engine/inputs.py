@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..naming import get_uid
+from ..serialization import register_class
+from ..utils import normalize_shape, shape_to_json
 from .base import DisposeResult, Layer
-from .naming import get_uid
-from .serialization import register_class
 from .topology import InputSpec, Node, SymbolicTensor
-from .utils import normalize_shape, shape_to_json
 
 
 @register_class

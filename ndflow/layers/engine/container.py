@@ -14,15 +14,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tensor import Tensor
+from ...core.tensor import Tensor
+from ..naming import get_uid
+from ..utils import Shape, normalize_shape_list, shape_str, singleton_or_list, tidy, to_list
+from ..variables import LayerVariable, batch_set_value
 from .base import DisposeResult, Layer
 from .container_config import ContainerConfigMixin, deserialize_layer  # noqa: F401  (re-exported)
 from .executor import FeedDict, execute
 from .inputs import InputLayer
-from .naming import get_uid
 from .topology import Node, SymbolicTensor
-from .utils import Shape, normalize_shape_list, shape_str, singleton_or_list, tidy, to_list
-from .variables import LayerVariable, batch_set_value
 
 logger = logging.getLogger("ndflow")
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .utils import count_params_in_weights, shape_to_json
+from ..utils import count_params_in_weights, shape_to_json
 
 if TYPE_CHECKING:
     from .container import Container

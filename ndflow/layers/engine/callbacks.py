@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..core.globals import keep, tidy
-from ..core.tensor import Tensor
-from .naming import to_snake_case
+from ... import ops
+from ...core.globals import keep, tidy
+from ...core.tensor import Tensor
+from ..naming import to_snake_case
 
 logger = logging.getLogger("ndflow")
 Logs = dict[str, Any]
