@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import ndflow as nf
-from ndflow.converter.cli_predict import run_coroutine
+from ndflow.cli.predict import run_coroutine
 
 ROOT = Path(__file__).resolve().parents[1]
 ORACLE = ROOT.parent / "shared" / "oracle" / "run_model.js"

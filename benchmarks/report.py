@@ -33,7 +33,7 @@ import train
 from machine import describe, load
 
 import ndflow as nf
-from ndflow.bench import DEFAULT_MODEL, bench, default_model, report
+from ndflow.cli.bench import DEFAULT_MODEL, bench, default_model, report
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"

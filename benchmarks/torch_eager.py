@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 - the usual alias
 
 from ndflow import io
-from ndflow.converter.graph import Node
+from ndflow.converter.load.graph import Node
 from ndflow.io.weights import decode_arrays
 
 

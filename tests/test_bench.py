@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.bench import DEFAULT_MODEL, aggregate, bench, default_model, kernel_flops, main, report
 from ndflow.cli import main as cli_main
+from ndflow.cli.bench import DEFAULT_MODEL, aggregate, bench, default_model, kernel_flops, main, report
 from ndflow.core.profiler import KernelProfile
 
 # The synthetic graph: x [1,8,8,3] -> Conv2D 3x3x3x4 SAME -> Relu -> depthwise 3x3x4x1 SAME -> Reshape [1,256]

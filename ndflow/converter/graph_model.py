@@ -22,11 +22,11 @@ from .. import io, ops
 from ..core.tensor import Tensor
 from ..io.model_json import is_graph_topology
 from . import mappers  # noqa: F401  (importing it registers every op mapper)
-from .executor import GraphExecutor
-from .graph import TF_DTYPES
-from .optimize import optimize_enabled, optimize_graph
-from .plan import Graph, build_graph, validate
-from .rewrite import Stats
+from .load.graph import TF_DTYPES
+from .load.plan import Graph, build_graph, validate
+from .passes.optimize import optimize_enabled, optimize_graph
+from .passes.rewrite import Stats
+from .runtime.executor import GraphExecutor
 
 Inputs = Tensor | Sequence[Any] | Mapping[str, Any] | np.ndarray
 

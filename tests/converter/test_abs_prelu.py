@@ -1,4 +1,4 @@
-"""PReLU written with Abs, fused at load (converter/abs_prelu.py): ``x + (x - |x|) * c`` as one node, the same
+"""PReLU written with Abs, fused at load (converter/passes/abs_prelu.py): ``x + (x - |x|) * c`` as one node, the same
 bits on cpu as the four ops (compiled and numpy paths), close on every backend; chains that differ stay."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from gm_helpers import const, load, node, placeholder
 
 import ndflow as nf
-from ndflow.converter.abs_prelu import ABS_PRELU
+from ndflow.converter.passes.abs_prelu import ABS_PRELU
 from ndflow.core.engine import ENGINE
 
 pytestmark = pytest.mark.filterwarnings(

@@ -14,8 +14,8 @@ import pytest
 from gm_helpers import attr_type, const, expected, fixture, node, placeholder
 
 import ndflow as nf
-from ndflow.converter.cli_inputs import ImageOptions, load_image
-from ndflow.converter.cli_predict import input_shape, main, seeded, seeded_input
+from ndflow.cli.inputs import ImageOptions, load_image
+from ndflow.cli.predict import input_shape, main, seeded, seeded_input
 
 
 def test_seeded_inputs_are_the_oracles():
@@ -71,7 +71,7 @@ def test_coroutines_run_on_one_kept_loop():
     """Timed loops of ``execute_async`` runs share one event loop (``asyncio.run`` makes one per call)."""
     import asyncio
 
-    from ndflow.converter.cli_predict import run_coroutine
+    from ndflow.cli.predict import run_coroutine
 
     async def loop_and_value(v: int) -> tuple:
         await asyncio.sleep(0)

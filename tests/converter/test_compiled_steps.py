@@ -1,4 +1,4 @@
-"""A graph program's replayed steps in C (``_dispatch.run_steps``, ``core/csrc/steps.c``): the plain replays
+"""A graph program's replayed steps in C (``_dispatch.run_steps``, ``core/dispatch/csrc/steps.c``): the plain replays
 run there, every other step in Python (``Program._step``), with the same outputs, the same disposal and the
 same errors as with compiled dispatch off."""
 
@@ -9,8 +9,8 @@ import pytest
 from gm_helpers import load, node, placeholder
 
 import ndflow as nf
-from ndflow.converter import program as program_module
-from ndflow.core import compiled
+from ndflow.converter.runtime import program as program_module
+from ndflow.core.dispatch import compiled
 from ndflow.core.engine import ENGINE
 
 F = {"T": {"type": "DT_FLOAT"}}
@@ -178,7 +178,7 @@ def test_profiling_leaves_the_c_loop(recorded):
 
 @needs_c
 def test_bad_arguments_are_refused():
-    from ndflow.core import _dispatch
+    from ndflow.core.dispatch import _dispatch
 
     with pytest.raises(TypeError, match="run_steps"):
         _dispatch.run_steps([], [], [], (), (), [], [], set(), 0, 0)

@@ -13,9 +13,9 @@ from gm_helpers import check_outputs, expected, expected_inputs, fixture
 
 import ndflow as nf
 from ndflow.converter import load_graph_model
-from ndflow.converter.control_flow import ExecutionContext
-from ndflow.converter.tensor_array import TensorArray
-from ndflow.converter.tensor_list import TensorList, from_tensor, reserve
+from ndflow.converter.runtime.control_flow import ExecutionContext
+from ndflow.converter.runtime.tensor_array import TensorArray
+from ndflow.converter.runtime.tensor_list import TensorList, from_tensor, reserve
 
 ASYNC_MODELS = ["while_loop", "tensor_array", "tensor_list", "functions", "cond_v1", "dynamic", "initializer"]
 

@@ -1,4 +1,4 @@
-"""Hard swish fusion at load (converter/hard_swish.py): ``x * relu6(x + 3) * c`` as one node, the same bits
+"""Hard swish fusion at load (converter/passes/hard_swish.py): ``x * relu6(x + 3) * c`` as one node, the same bits
 on cpu as the four ops (compiled and numpy paths), close on every backend; chains that differ stay as they are."""
 
 from __future__ import annotations

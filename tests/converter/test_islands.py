@@ -14,7 +14,8 @@ import pytest
 from gm_helpers import check_outputs, const, expected, expected_inputs, fixture, load, node, placeholder
 
 import ndflow as nf
-from ndflow.converter import islands, load_graph_model
+from ndflow.converter import load_graph_model
+from ndflow.converter.runtime import islands
 
 F = {"T": {"type": "DT_FLOAT"}}
 X = np.array([2.0, 1.0, -1.0, -3.0, 0.0, 4.0], np.float32)

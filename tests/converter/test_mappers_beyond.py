@@ -10,8 +10,8 @@ import pytest
 
 import ndflow as nf
 import ndflow.converter.mappers  # noqa: F401  (registers the mappers)
-from ndflow.converter.graph import Node
-from ndflow.converter.registry import get_mapper
+from ndflow.converter.load.graph import Node
+from ndflow.converter.load.registry import get_mapper
 
 
 def _attr(value):

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import ndflow.converter.mappers  # noqa: F401  (registers the mappers)
-from ndflow.converter.registry import get_mapper, supported_ops
+from ndflow.converter.load.registry import get_mapper, supported_ops
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "mapper_cases"
 OPS = json.loads((CASES_DIR / "tfjs_ops.json").read_text())

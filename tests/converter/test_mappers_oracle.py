@@ -16,9 +16,9 @@ from oracle_cases import _check_output, _make_tensor
 
 import ndflow as nf
 import ndflow.converter.mappers  # noqa: F401  (registers the mappers)
-from ndflow.converter.control_flow import ResourceManager
-from ndflow.converter.graph import Node
-from ndflow.converter.registry import get_mapper
+from ndflow.converter.load.graph import Node
+from ndflow.converter.load.registry import get_mapper
+from ndflow.converter.runtime.control_flow import ResourceManager
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "mapper_cases"
 CATEGORIES = sorted(p.stem for p in CASES_DIR.glob("*.json") if p.stem != "tfjs_ops")

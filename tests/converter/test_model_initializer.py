@@ -23,7 +23,7 @@ from gm_helpers import attr_str, attr_type, check_outputs, expected_inputs, fixt
 
 import ndflow as nf
 from ndflow.converter import load_graph_model
-from ndflow.converter.plan import build_graph, called_functions, validation_scope
+from ndflow.converter.load.plan import build_graph, called_functions, validation_scope
 
 I32, STR = attr_type("DT_INT32"), attr_type("DT_STRING")
 RES, VARIANT = attr_type("DT_RESOURCE"), attr_type("DT_VARIANT")

@@ -17,7 +17,7 @@ from opt_helpers import F, both, conv_attrs, dispose, ilist, ops_of, rand, same_
 
 import ndflow as nf
 from ndflow.converter import load_graph_model
-from ndflow.converter.optimize import optimize_enabled
+from ndflow.converter.passes.optimize import optimize_enabled
 
 
 # -- fusion --------------------------------------------------------------------------------------------

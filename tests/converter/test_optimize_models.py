@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import ndflow as nf
+from ndflow.cli.predict import seeded_input
 from ndflow.converter import load_graph_model
-from ndflow.converter.cli_predict import seeded_input
 
 CACHE = Path(os.environ.get("NDFLOW_ORACLE_HOME", Path.home() / ".cache" / "ndflow-oracle"))
 MODELS = CACHE / "models" / "human"

@@ -9,7 +9,7 @@ from gm_helpers import const, node, placeholder
 from opt_helpers import F, both, conv_attrs, dispose, ops_of, rand, same_outputs, slist
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import numba as jit
 from ndflow.ops import fused as nf_fused
 
 BACKENDS = ["cpu-numpy", *(["cpu-jit"] if jit.numba_available() else [])]

@@ -1,4 +1,4 @@
-"""Replay of recorded kernel calls in compiled programs (``converter/replay.py``): a node that ran as one
+"""Replay of recorded kernel calls in compiled programs (``converter/runtime/replay.py``): a node that ran as one
 kernel call on its own inputs repeats that call while its inputs keep their shapes and dtypes. Every run
 is compared, bit for bit, with the mapper path (replay off), and expected values come from numpy."""
 
@@ -11,8 +11,8 @@ import pytest
 from gm_helpers import const, load, node, placeholder
 
 import ndflow as nf
-from ndflow.converter import registry
-from ndflow.converter.replay import recordable
+from ndflow.converter.load import registry
+from ndflow.converter.runtime.replay import recordable
 from ndflow.core.engine import ENGINE
 
 F = {"T": {"type": "DT_FLOAT"}}

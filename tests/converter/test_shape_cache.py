@@ -1,4 +1,4 @@
-"""Shape-only steps of compiled programs (``converter/shape_cache.py``): computed on a program's first run
+"""Shape-only steps of compiled programs (``converter/runtime/shape_cache.py``): computed on a program's first run
 for an input shape, skipped on later runs, recomputed when a source step sees a new shape. Every result is
 compared with numpy, and with the same program run without the cache."""
 
@@ -11,8 +11,8 @@ import pytest
 from gm_helpers import const, load, node, placeholder
 
 import ndflow as nf
-from ndflow.converter import shape_cache
-from ndflow.converter.shape_cache import ShapeCache
+from ndflow.converter.runtime import shape_cache
+from ndflow.converter.runtime.shape_cache import ShapeCache
 
 F = {"T": {"type": "DT_FLOAT"}}
 I32 = {"T": {"type": "DT_INT32"}}

@@ -9,14 +9,15 @@ them that way where case carries no meaning, while patterns and separators keep 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ... import ops as nf
 from ...core.engine import ENGINE
 from ...core.tensor import Tensor
-from ..graph import Node
-from ..registry import Mapper, op
+from ..load.graph import Node
+from ..load.registry import Mapper, op
+from ..runtime.constants import remembered
 
 
 def mapper(*tf_ops: str, needs_async: bool = False) -> Callable[[Mapper], Mapper]:
@@ -52,37 +53,7 @@ def fresh(out: Any, inputs: Sequence[Any]) -> Any:
     return nf.clone(out) if id(out) in ids else out
 
 
-# -- small tensors read synchronously ------------------------------------------------------------
-# A model's weights never change, and mappers read the same small ones (shapes, axes, paddings) on every
-# run: their values are kept here by tensor id (ids are never reused), for the tensors registered.
-_CONSTANT_IDS: set[int] = set()
-_VALUES: dict[tuple[int, str], Any] = {}
-_KINDS = ("num", "ints", "nested")
-
-
-def register_constants(tensors: Iterable[Tensor]) -> None:
-    """Let :func:`num`, :func:`ints` and :func:`nested` remember the values of these (immutable) tensors."""
-    _CONSTANT_IDS.update(t.id for t in tensors if type(t) is Tensor)
-
-
-def forget_constants(tensors: Iterable[Tensor]) -> None:
-    """Drop what was remembered about these tensors."""
-    for t in tensors:
-        _CONSTANT_IDS.discard(t.id)
-        for kind in _KINDS:
-            _VALUES.pop((t.id, kind), None)
-
-
-def _remembered(t: Tensor, kind: str, read: Callable[[Tensor], Any]) -> Any:
-    if t.id not in _CONSTANT_IDS or t.is_disposed:
-        return read(t)
-    key = (t.id, kind)
-    value = _VALUES.get(key, _VALUES)
-    if value is _VALUES:
-        value = _VALUES[key] = read(t)
-    return value
-
-
+# -- small tensors read synchronously (constants' values remembered: ``runtime.constants``) --------
 def _num(t: Tensor) -> Any:
     value = t.data_sync()[0]
     return value.item() if hasattr(value, "item") else value
@@ -94,17 +65,17 @@ def _copy(value: Any) -> Any:
 
 def num(t: Tensor) -> Any:
     """The first element of ``t`` as a Python number (TF.js's ``number`` input: ``dataSync()[0]``)."""
-    return _remembered(t, "num", _num)
+    return remembered(t, "num", _num)
 
 
 def ints(t: Tensor) -> list[int]:
     """``t``'s elements as a flat list of ints (a shape, an axis list, block sizes)."""
-    return list(_remembered(t, "ints", lambda x: tuple(int(v) for v in x.data_sync())))
+    return list(remembered(t, "ints", lambda x: tuple(int(v) for v in x.data_sync())))
 
 
 def nested(t: Tensor) -> Any:
     """``t`` as nested lists (paddings ``[[before, after], ...]``)."""
-    return _copy(_remembered(t, "nested", lambda x: x.array_sync()))
+    return _copy(remembered(t, "nested", lambda x: x.array_sync()))
 
 
 def axes(t: Tensor) -> int | list[int]:

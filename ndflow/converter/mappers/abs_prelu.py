@@ -1,4 +1,4 @@
-"""``_NdflowAbsPrelu(x, c)``, written by ndflow's graph optimizer (converter/abs_prelu.py)."""
+"""``_NdflowAbsPrelu(x, c)``, written by ndflow's graph optimizer (converter/passes/abs_prelu.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ...core.broadcast_util import broadcasts_to
 from ...core.engine import ENGINE
 from ...core.kernel_registry import get_kernel
 from ...core.tensor import Tensor
-from ..graph import Node
+from ..load.graph import Node
 from ._util import mapper
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from ... import ops
 from ...core.tensor import Tensor
-from ..graph import Node
-from ..registry import op
-from ..tensor_array import TensorArray
-from ..tensor_list import from_tensor, reserve, scatter, split
+from ..load.graph import Node
+from ..load.registry import op
+from ..runtime.tensor_array import TensorArray
+from ..runtime.tensor_list import from_tensor, reserve, scatter, split
 from .graph import pass_through
 
 

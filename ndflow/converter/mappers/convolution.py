@@ -22,7 +22,7 @@ from ...core.engine import ENGINE
 from ...core.tensor import Tensor
 from ...ops.fused import ACTIVATIONS, recorded_conv
 from ...ops.pool_util import pool2d_info
-from ..graph import Node
+from ..load.graph import Node
 from ._util import (
     attr_num,
     channels_first,
@@ -306,7 +306,7 @@ def dilation2d(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     return nf.dilation2d(x, f, _strides(node), pad, _dilations(node, "rates"), "NHWC")
 
 
-# ndflow's residual convolutions, written by the graph optimizer (converter/fuse.py): conv + bias + a tensor
+# ndflow's residual convolutions, written by the graph optimizer (converter/passes/fuse.py): conv + bias + a tensor
 # of the output's shape, then the activation.
 _AFTER_ACT = {
     "relu": nf.relu,

@@ -12,8 +12,8 @@ from typing import Any
 
 from ... import ops
 from ...core.tensor import Tensor
-from ..graph import Node
-from ..registry import op
+from ..load.graph import Node
+from ..load.registry import op
 
 _log = logging.getLogger("ndflow")
 

@@ -1,4 +1,4 @@
-"""``_NdflowHardSwish(x, three, scale)``, written by ndflow's graph optimizer (converter/hard_swish.py)."""
+"""``_NdflowHardSwish(x, three, scale)``, written by ndflow's graph optimizer (converter/passes/hard_swish.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ... import ops as nf
 from ...core.engine import ENGINE
 from ...core.kernel_registry import get_kernel
 from ...core.tensor import Tensor
-from ..graph import Node
+from ..load.graph import Node
 from ._util import lower_str, mapper
 
 

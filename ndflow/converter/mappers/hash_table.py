@@ -16,7 +16,7 @@ from typing import Any
 from ... import ops as nf
 from ...core.globals import keep
 from ...core.tensor import Tensor
-from ..graph import Node
+from ..load.graph import Node
 from ._util import fail, mapper
 
 _ids = itertools.count(1)

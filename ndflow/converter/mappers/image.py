@@ -6,7 +6,7 @@ from typing import Any
 
 from ... import ops as nf
 from ...core.tensor import Tensor
-from ..graph import Node
+from ..load.graph import Node
 from ._util import attr_num, ints, lower_str, mapper, num
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from ... import ops as nf
 from ...core.tensor import Tensor
 from ...ops.fused import ACTIVATIONS
-from ..graph import Node
+from ..load.graph import Node
 from ._util import attr_num, fail, ints, mapper, num
 
 

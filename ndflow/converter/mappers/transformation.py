@@ -10,7 +10,7 @@ from ...core.engine import ENGINE
 from ...core.tensor import Tensor
 from ...ops.shape import infer_shape
 from ...ops.spatial import check_pairs, pad_checked
-from ..graph import Node
+from ..load.graph import Node
 from ._util import attr_num, data_format, fail, ints, lower_str, mapper, nested, num
 
 

@@ -17,14 +17,14 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from .. import ops
-from ..core.engine import ENGINE
-from ..core.tensor import Tensor
+from ... import ops
+from ...core.engine import ENGINE
+from ...core.tensor import Tensor
+from ..load.graph import Node
+from ..load.plan import Graph
 from .async_plan import AsyncPlan
 from .control_flow import ExecutionContext
-from .graph import Node
 from .islands import Island
-from .plan import Graph
 from .program import Program, node_error
 
 TensorMap = dict[str, list[Tensor | None]]

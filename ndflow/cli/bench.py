@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .converter.cli_common import LOAD_ERRORS, CliError, CliParser, check_backend, count, file_failure, model_json_path
-from .converter.cli_common import report as report_error
+from .common import LOAD_ERRORS, CliError, CliParser, check_backend, count, file_failure, model_json_path
+from .common import report as report_error
 
 #: The built-in default: MoveNet-Lightning, a MobileNetV2 backbone (192x192 input) with a small head.
 DEFAULT_MODEL = "movenet-lightning"
@@ -121,7 +121,8 @@ def aggregate(profiled: Sequence[Any]) -> list[KernelStats]:
 def bench(model_path: str, backend: str | None = None, runs: int = 10, warmup: int = 2, seed: int = 42) -> BenchResult:
     """Load the model, profile one run, time ``runs`` more after ``warmup``; everything it made is disposed."""
     import ndflow as nf
-    from ndflow.converter.cli_predict import _inputs_of, _load_model, _run, seeded_input
+
+    from .predict import _inputs_of, _load_model, _run, seeded_input
 
     if runs < 1:
         raise ValueError(f"bench: runs must be at least 1, got {runs}")

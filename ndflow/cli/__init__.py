@@ -1,9 +1,12 @@
-"""The ``ndflow`` command: ``demo`` (a short tour), ``info`` (version, backends, flags), ``predict`` (run a
-model) and ``bench`` (time a model, its FLOP rate and its slowest kernels); ``ndflow --version``.
+"""The ``ndflow`` command (the top layer of the package: nothing else in ``ndflow`` imports it): ``demo`` (a
+short tour, ``cli.demo``), ``info`` (version, backends, flags, ``cli.info``), ``predict`` (run a model,
+``cli.predict`` with ``cli.inputs``) and ``bench`` (time a model, its FLOP rate and its slowest kernels,
+``cli.bench``); ``ndflow --version``. :func:`main` is the console script (``ndflow = "ndflow.cli:main"``) and
+``python -m ndflow``.
 
 ``predict`` and ``bench`` report a user's mistake (a missing file, a bad flag value, an input the model cannot
 take) as one ``ndflow predict: error: ...`` line on stderr, exit status 2 (the command line) or 1 (the files);
-see ``ndflow.converter.cli_common``."""
+see ``ndflow.cli.common``. Each command's module is imported only when that command runs."""
 
 from __future__ import annotations
 
@@ -11,42 +14,9 @@ import argparse
 import sys
 
 
-def _versions() -> list[str]:
-    import importlib.metadata as md
-    import platform
-
-    out = [f"python {platform.python_version()}"]
-    for package in ("numpy", "torch", "wgpu", "tqdm"):
-        try:
-            out.append(f"{package} {md.version(package)}")
-        except md.PackageNotFoundError:
-            pass
-    return out
-
-
-def _info() -> int:
-    import ndflow as nf
-
-    print(f"ndflow {nf.__version__}")
-    print(f"with {', '.join(_versions())}")
-    active = nf.get_backend()
-    from ndflow.backends import coverage
-
-    print("backends (highest priority first):")
-    for name, kernels in coverage().items():
-        mark = " (active)" if name == active else ""
-        backend = nf.find_backend(name)
-        where = getattr(backend, "description", None) if backend is not None else "failed to initialize"
-        detail = f", {where()}" if callable(where) else (f", {where}" if where else "")
-        print(f"  {name}{mark}: {len(kernels)} kernels{detail}")
-    print("flags:")
-    for name, value in nf.env().features().items():
-        print(f"  {name} = {value}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
-    from .version import __version__
+    """Run the ``ndflow`` command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    from ..version import __version__
 
     parser = argparse.ArgumentParser(prog="ndflow", description="TensorFlow.js for Python")
     parser.add_argument("-V", "--version", action="version", version=f"ndflow {__version__}")
@@ -66,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = parser.parse_args(argv)
     if args.command == "predict":
-        from .converter.cli_predict import main as predict_main
+        from .predict import main as predict_main
 
         return predict_main(args.rest)
     if args.command == "bench":
@@ -74,8 +44,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_main(args.rest)
     if args.command == "info":
-        return _info()
-    from .converter.cli_common import CliError, check_backend, report
+        from .info import run_info
+
+        return run_info()
+    from .common import CliError, check_backend, report
 
     try:
         check_backend(args.backend)
@@ -84,7 +56,3 @@ def main(argv: list[str] | None = None) -> int:
     from .demo import run_demo
 
     return run_demo(args.backend)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,7 +4,7 @@ A graph with control flow or data-dependent ops is rarely dynamic all through: a
 a matting network's encoder only reads the inputs and the weights, and the loops, branches and
 NonMaxSuppressions come after. The *static* nodes of a run are the used nodes that no dynamic node
 (``plan.is_dynamic``) and no missing input leads to; their results do not depend on the schedule, so
-they run first, in one compiled :class:`~ndflow.converter.program.Program` (no per-node scope, frame
+they run first, in one compiled :class:`~ndflow.converter.runtime.program.Program` (no per-node scope, frame
 lookup or readiness check; intermediates freed after their last static consumer). The executor's
 scheduler then runs the remaining nodes, starting from the static nodes they read (``exports``).
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..core.tensor import Tensor
+from ...core.tensor import Tensor
+from ..load.plan import Graph, Subgraph, compile_plan, execution_subgraph, is_control_flow, is_dynamic
+from ..load.registry import Mapper
 from .islands import Island, find_islands
-from .plan import Graph, Subgraph, compile_plan, execution_subgraph, is_control_flow, is_dynamic
 from .program import Program, raw_mapper
-from .registry import Mapper
 
 
 @dataclass

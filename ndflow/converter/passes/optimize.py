@@ -2,8 +2,8 @@
 
 :func:`optimize_graph` runs, on a copy of the graph:
 
-1. constant folding (``fold.fold_constants``): shape arithmetic, casts, reshapes of weights...;
-2. identity removal (``fold.remove_identities``);
+1. constant folding (``constant_fold.fold_constants``): shape arithmetic, casts, reshapes of weights...;
+2. identity removal (``constant_fold.remove_identities``);
 3. canonical activations (``canon``): clips spelled with Maximum/Minimum become Relu/Relu6, PReLU
    spelled with Maximum/Minimum or Relu/Abs becomes Prelu;
 4. transpose sinking (``transpose``): Transposes move down through element-wise ops, pads and concats
@@ -25,14 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..core.flags import env
-from ..core.tensor import Tensor
+from ...core.flags import env
+from ...core.tensor import Tensor
+from ..load.plan import Graph, is_control_flow
 from .abs_prelu import fuse_abs_prelu
 from .canon import canonical_clips, canonical_prelu, pads_into_convs
-from .fold import fold_constants, remove_identities
+from .constant_fold import fold_constants, remove_identities
 from .fuse import fuse_products
 from .hard_swish import fuse_hard_swish
-from .plan import Graph, is_control_flow
 from .rewrite import Rewriter, Stats
 from .transpose import sink_transposes
 

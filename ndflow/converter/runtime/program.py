@@ -1,4 +1,4 @@
-"""A :class:`~ndflow.converter.plan.Plan` compiled for ``GraphModel.execute``'s tight loop.
+"""A :class:`~ndflow.converter.load.plan.Plan` compiled for ``GraphModel.execute``'s tight loop.
 
 Every node the plan runs gets a slot (an index into a list) holding its outputs; each step is a tuple
 ``(mapper, node, input refs, output slot, slots to free)``, so a run does no name lookups. Weights
@@ -18,13 +18,13 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import ops
-from ..core import compiled
-from ..core.engine import ENGINE
-from ..core.tensor import Tensor
-from .graph import Node
-from .plan import Graph, Plan
-from .registry import Mapper, get_mapper
+from ... import ops
+from ...core.dispatch import compiled
+from ...core.engine import ENGINE
+from ...core.tensor import Tensor
+from ..load.graph import Node
+from ..load.plan import Graph, Plan
+from ..load.registry import Mapper, get_mapper
 from .replay import Call, record, recordable
 from .shape_cache import ShapeCache, ShapeChangedError
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli_common import FAILURE, CliError
+from .common import FAILURE, CliError
 
 #: Image modes by channel count.
 CHANNELS = {1: "L", 3: "RGB", 4: "RGBA"}

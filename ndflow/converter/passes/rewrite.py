@@ -1,6 +1,6 @@
-"""A mutable copy of a graph that the load-time optimizations edit (``fold``, ``fuse``), and its result.
+"""A mutable copy of a graph that the load-time optimizations edit (``constant_fold``, ``fuse``, ...), and its result.
 
-:class:`Rewriter` copies the nodes of a :class:`~ndflow.converter.plan.Graph` (the original stays
+:class:`Rewriter` copies the nodes of a :class:`~ndflow.converter.load.plan.Graph` (the original stays
 intact: ``GraphModel`` keeps it to serve requests the optimized graph cannot), keeps every node's
 consumers up to date while passes replace, add and remove nodes, and records:
 
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.tensor import Tensor
-from .graph import Node
-from .plan import Graph
+from ...core.tensor import Tensor
+from ..load.graph import Node
+from ..load.plan import Graph
 
 # ndflow dtypes -> TF DataType names for the Const nodes the passes add.
 TF_TYPE = {"float32": "DT_FLOAT", "int32": "DT_INT32", "bool": "DT_BOOL", "string": "DT_STRING",

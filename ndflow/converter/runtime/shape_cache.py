@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.engine import ENGINE
-from ..core.tensor import Tensor
+from ...core.engine import ENGINE
+from ...core.tensor import Tensor
 from .replay import recordable
 
 SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})

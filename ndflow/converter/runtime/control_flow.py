@@ -9,13 +9,22 @@ that has them, so that a loop body sees loop invariants computed outside the loo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..core.tensor import Tensor
+from ...core.tensor import Tensor
 
-if TYPE_CHECKING:
-    from .executor import GraphExecutor
+
+class LibraryFunction(Protocol):
+    """What ``ctx.call_function`` runs: a model's library function (``If``/``While`` bodies). The executor
+    passes its function executors in; this module never imports the executor."""
+
+    async def execute_function_async(
+        self, args: Sequence[Tensor], tensor_arrays: dict[int, Any], tensor_lists: dict[int, Any]
+    ) -> list[Tensor]:
+        """Run the function on positional ``args``, sharing the caller's TensorArrays and TensorLists."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -80,13 +89,13 @@ class ExecutionContext:
         weights: dict[str, Tensor],
         tensor_arrays: dict[int, Any] | None = None,
         tensor_lists: dict[int, Any] | None = None,
-        functions: dict[str, GraphExecutor] | None = None,
+        functions: dict[str, LibraryFunction] | None = None,
         resources: ResourceManager | None = None,
     ) -> None:
         self.weights = weights
         self.tensor_arrays: dict[int, Any] = {} if tensor_arrays is None else tensor_arrays
         self.tensor_lists: dict[int, Any] = {} if tensor_lists is None else tensor_lists
-        self.functions: dict[str, GraphExecutor] = functions or {}
+        self.functions: dict[str, LibraryFunction] = functions or {}
         self.resources = resources if resources is not None else ResourceManager()
         self.last_id = 0
         self._frames: tuple[Frame, ...] = ROOT

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ops
-from ..core.globals import keep, tidy
-from ..core.tensor import Tensor
+from ... import ops
+from ...core.globals import keep, tidy
+from ...core.tensor import Tensor
 
 Shape = list[int] | None  # None: unknown rank
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import ops
-from ..core.globals import keep, tidy
-from ..core.tensor import Tensor
+from ... import ops
+from ...core.globals import keep, tidy
+from ...core.tensor import Tensor
 from .tensor_array import Shape, _empty, assert_shapes_match
 
 

@@ -5,7 +5,7 @@ Without ``--input`` each input gets seeded random values (input ``i``: seed ``--
 [0, 1), ints in [0, 256)) bit-identical to the TF.js oracle's (``run_model.js``), so that the outputs can
 be compared with TF.js's. Unknown dimensions are 1 (batch), 3 (channels, last) or 224 (others), as there.
 An image ``--input`` becomes the model's input as ``--channels``, ``--resize`` and ``--scale`` say
-(``cli_inputs``); a user's mistake is one ``ndflow predict: error: ...`` line on stderr (``cli_common``).
+(``cli.inputs``); a user's mistake is one ``ndflow predict: error: ...`` line on stderr (``cli.common``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli_common import (
+from .common import (
     FAILURE,
     LOAD_ERRORS,
     CliError,
@@ -35,7 +35,7 @@ from .cli_common import (
     report,
     use_backend,
 )
-from .cli_inputs import RESIZES, SCALES, ImageOptions, format_shape, load_array, load_image
+from .inputs import RESIZES, SCALES, ImageOptions, format_shape, load_array, load_image
 
 
 def mulberry32(n: int, seed: int = 42) -> np.ndarray:

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.engine import ENGINE
-from ..core.replay_attrs import ReplayAttrs
-from ..core.tensor import Tensor
-from .graph import Node
-from .plan import HASH_TABLE_OPS, is_dynamic
+from ...core.engine import ENGINE
+from ...core.replay_attrs import ReplayAttrs
+from ...core.tensor import Tensor
+from ..load.graph import Node
+from ..load.plan import HASH_TABLE_OPS, is_dynamic
 
 # (signature, kernel or None when the node does not qualify, input positions, attrs, check, kernel refs):
 # ``check`` lists (slot, output index, shape, dtype) of the step's inputs that are not constants, the part of

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops
-from .graph import Node
+from ... import ops
+from ..load.graph import Node
 from .rewrite import Rewriter, used_outputs
 
 CONVS = frozenset({"Conv2D", "DepthwiseConv2dNative", "DepthwiseConv2d", "_FusedConv2D", "FusedDepthwiseConv2dNative"})

@@ -13,10 +13,10 @@ removed: their consumers read the identity's input directly.
 
 from __future__ import annotations
 
-from ..core.engine import ENGINE
-from ..core.tensor import Tensor
-from .control_flow import ExecutionContext
-from .program import raw_mapper
+from ...core.engine import ENGINE
+from ...core.tensor import Tensor
+from ..runtime.control_flow import ExecutionContext
+from ..runtime.program import raw_mapper
 from .rewrite import Rewriter, used_outputs
 
 FOLDABLE = frozenset(

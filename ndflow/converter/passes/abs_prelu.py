@@ -13,7 +13,7 @@ Only a float32 constant ``c`` qualifies, and ``Abs``, ``Sub`` and ``Mul`` must h
 
 from __future__ import annotations
 
-from .graph import Node
+from ..load.graph import Node
 from .rewrite import Rewriter
 
 ABS_PRELU = "_NdflowAbsPrelu"

@@ -1,4 +1,4 @@
-"""Runs a :class:`~ndflow.converter.plan.Graph`: ``execute`` follows a precomputed plan, ``execute_async``
+"""Runs a :class:`~ndflow.converter.load.plan.Graph`: ``execute`` follows a precomputed plan, ``execute_async``
 schedules nodes as their inputs become ready, with control-flow frames (TF.js's ``GraphExecutor``).
 
 ``execute`` computes, once per set of inputs and outputs, the nodes needed in topological order and
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import ops
-from ..core.tensor import Tensor
+from ... import ops
+from ...core.tensor import Tensor
+from ..load.graph import parse_input
+from ..load.plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow
 from .async_plan import AsyncPlan, build_async_plan
+from .constants import forget_constants, register_constants
 from .control_flow import ROOT, ExecutionContext, ResourceManager
-from .graph import parse_input
-from .mappers._util import forget_constants, register_constants
-from .plan import Graph, Plan, compile_plan, execution_subgraph, is_control_flow
 from .program import Program
 from .scheduler import Schedule, TensorMap, free_all, get_tensor
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 
-from .graph import Node
+from ..load.graph import Node
 from .rewrite import Rewriter
 
 HARD_SWISH = "_NdflowHardSwish"

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from .graph import Node
-from .mappers._util import attr_num
+from ... import ops
+from ..load.graph import Node
+from ..mappers._util import attr_num
 from .rewrite import Rewriter, used_outputs
 
 FUSED = {

@@ -5,7 +5,7 @@ preprocesses its input in a ``while`` loop (handtrack: a TF1 ``map`` over the ba
 after the loop, so every backbone node went through the scheduler: its readiness checks, frame keys and
 consumer counts cost about 15 us per node, against about 2 us in a compiled program.
 
-An *island* is a group of such nodes run as one :class:`~ndflow.converter.program.Program` once all the
+An *island* is a group of such nodes run as one :class:`~ndflow.converter.runtime.program.Program` once all the
 tensors it reads from outside exist. Its members are nodes that
 
 - are not themselves dynamic (control flow, NonMaxSuppression, tables, ...) nor TensorArray/TensorList ops,
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.tensor import Tensor
-from .plan import HASH_TABLE_OPS, Graph, Subgraph, compile_plan, is_control_flow, is_dynamic
+from ...core.tensor import Tensor
+from ..load.plan import HASH_TABLE_OPS, Graph, Subgraph, compile_plan, is_control_flow, is_dynamic
 from .program import Program
 
 #: Islands smaller than this stay scheduled node by node (a program's run costs a few node times).

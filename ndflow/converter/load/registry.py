@@ -1,7 +1,7 @@
 """Op mappers: how each TF op type of a graph model runs as ndflow ops.
 
 A mapper is ``fn(node, inputs, ctx) -> Tensor | list[Tensor]``: ``node`` is the graph
-:class:`~ndflow.converter.graph.Node` (attributes through ``node.int(...)``, ``node.str(...)``...),
+:class:`~ndflow.converter.load.graph.Node` (attributes through ``node.int(...)``, ``node.str(...)``...),
 ``inputs`` its data inputs in order (tensors, or ``None`` where a control-flow branch produced
 nothing), and ``ctx`` the execution context (weights, TensorArrays/TensorLists, control-flow frame,
 the model's functions). Mapper modules in ``ndflow/converter/mappers/`` register with
