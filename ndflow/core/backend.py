@@ -70,7 +70,7 @@ class Backend:
         return None
 
     def store_layout(self) -> StoreLayout | None:
-        """How compiled dispatch (``ndflow/core/compiled.py``) may read and write this backend's store; None:
+        """How compiled dispatch (``ndflow/core/dispatch/compiled.py``) may read and write this backend's store; None:
         only through the methods above."""
         return None
 

@@ -1,7 +1,10 @@
 """The engine: backends, kernel dispatch, scopes (tidy), memory counters, variables, profiling.
 
-Two mixins hold parts of it in their own files: the direct path (core/direct_path.py) and measurement:
-``memory()``, ``time()``, ``profile()`` and the observed kernel path of debug mode (core/measurement.py).
+Mixins hold parts of it in their own files: kernel dispatch (core/dispatch/: ``run_kernel`` and its variants,
+the direct path, the output bookkeeping, and the compiled module that does their plain cases in C) and
+measurement: ``memory()``, ``time()``, ``profile()`` and the observed kernel path of debug mode
+(core/measurement.py). The engine itself keeps the backends, tensors' creation and disposal, the gradient tape,
+scopes and variables.
 
 One global :data:`ENGINE`, like TF.js's ``ENGINE``. Everything that creates or frees a tensor
 goes through it. Backends own the values and the reference counts of data; the engine counts
@@ -21,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from . import compiled
 from . import tensor as tensor_module
 from .backend import Backend, DataInfo
 from .containers import walk_tensors
-from .direct_path import DirectPath
-from .dtypes import BYTES_PER_ELEMENT, nbytes
+from .dispatch import compiled
+from .dispatch.direct_path import DirectPath
+from .dispatch.run_kernel import KernelDispatch
 from .flags import env
 from .kernel_registry import KernelConfig, direct_table, get_gradient, kernel_table
 from .leaks import LeakTracker
@@ -62,8 +65,8 @@ class Scope:
 _BACKEND_LOCK = threading.RLock()
 
 
-class Engine(DirectPath, Measurement):
-    # Slots, not a __dict__: compiled dispatch (core/compiled.py) reads and writes them at fixed offsets.
+class Engine(KernelDispatch, DirectPath, Measurement):
+    # Slots, not a __dict__: compiled dispatch (core/dispatch/compiled.py) reads and writes them at fixed offsets.
     __slots__ = (
         "_factories", "_instances", "_backend", "_kernels", "_direct_all", "_direct", "backend_name",
         "num_tensors", "num_string_tensors", "num_data_buffers", "num_bytes", "_data",
@@ -311,28 +314,6 @@ class Engine(DirectPath, Measurement):
         info.backend = dest
 
     # -- tensors ---------------------------------------------------------------------------------
-    def _track_output(self, data_id: int, shape: tuple[int, ...], dtype: str, backend: Backend) -> Tensor:
-        info = self._data.get(data_id)
-        if info is None:
-            per = BYTES_PER_ELEMENT.get(dtype)
-            size_bytes = per * math.prod(shape) if per is not None else nbytes(dtype, 0, backend.read_sync(data_id))
-            info = self._data[data_id] = DataInfo(backend, size_bytes)
-            self.num_data_buffers += 1
-            self.num_bytes += size_bytes
-        t = Tensor(shape, dtype, data_id, self._next_tensor_id(), info)
-        self.num_tensors += 1
-        if dtype == "string":
-            self.num_string_tensors += 1
-        scope = self.active_scope
-        if scope is not None:
-            t.scope_id = scope.id
-            scope.track.append(t)
-        if self.tracker is not None:
-            if self.tracker.unreleased and self.tracker.dispose_unreachable:
-                self.tracker.release_pending()
-            self.tracker.watch(t)
-        return t
-
     def make_tensor(self, values: np.ndarray, shape: tuple[int, ...], dtype: str) -> Tensor:
         backend = self._backend or self._choose_backend()
         return self._track_output(backend.write(values, shape, dtype), shape, dtype, backend)
@@ -369,66 +350,6 @@ class Engine(DirectPath, Measurement):
         if self._calls is not None:
             self._calls.append(("", t, None, None))
         return await t._info.backend.read(t.data_id)
-
-    # -- kernels ---------------------------------------------------------------------------------
-    def run_kernel(self, name: str, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None = None) -> Any:
-        """Run kernel ``name`` of the active backend; returns a tensor, or a list for multi-output kernels."""
-        backend = self._backend or self._choose_backend()
-        config = self._kernels.get(name)
-        if config is None:
-            raise NotImplementedError(f"kernel '{name}' is not registered for backend '{self.backend_name}'")
-        for t in inputs:
-            if t._disposed:
-                t.throw_if_disposed(f"an input of kernel '{name}'")
-            if t._info.backend is not backend:
-                self._move(t, backend)
-        if self._slow:
-            if self.debug or self._profiles:
-                return self._run_kernel_observed(config, backend, inputs, attrs)
-            if self._calls is not None and self.gradient_depth == 0:
-                return self._run_kernel_listed(config, backend, inputs, attrs)
-            return self._run_kernel_taped(config, backend, inputs, attrs)
-        out = config.kernel_func(backend, inputs, attrs)
-        if out.__class__ is list:
-            return [self._track_output(o[0], o[1], o[2], backend) for o in out]
-        return self._track_output(out[0], out[1], out[2], backend)
-
-    def _run_kernel_listed(
-        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
-    ) -> Any:
-        """:meth:`run_kernel` while ``record_calls`` lists the calls."""
-        raw = config.kernel_func(backend, inputs, attrs)
-        if raw.__class__ is list:
-            result: Any = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
-        else:
-            result = self._track_output(raw[0], raw[1], raw[2], backend)
-        if self.kernel_depth == 0 and self._calls is not None:
-            self._calls.append((config.kernel_name, inputs, attrs, result))
-        return result
-
-    def record_calls(self) -> list[tuple[str, Any, Any, Any]]:
-        """Start listing kernel calls ``(kernel, inputs, attrs, result)`` and value reads ``("", tensor, None,
-        None)`` (kernels take their plain, unobserved path meanwhile); :meth:`stop_recording` ends it."""
-        self._calls = []
-        self._update_slow()
-        return self._calls
-
-    def stop_recording(self) -> None:
-        self._calls = None
-        self._update_slow()
-
-    def _run_kernel_taped(
-        self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
-    ) -> Any:
-        """:meth:`run_kernel` while only the gradient tape watches: the kernel runs untimed, then is recorded."""
-        raw = config.kernel_func(backend, inputs, attrs)
-        if raw.__class__ is list:
-            tensors = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
-        else:
-            tensors = [self._track_output(raw[0], raw[1], raw[2], backend)]
-        if self.kernel_depth == 0:
-            self.record(config.kernel_name, inputs, tensors, attrs)
-        return tensors if raw.__class__ is list else tensors[0]
 
     # -- gradient tape ---------------------------------------------------------------------------
     def start_tape(self) -> None:
@@ -594,7 +515,7 @@ class Engine(DirectPath, Measurement):
 
 
 ENGINE = Engine()
-compiled.configure(ENGINE)
+compiled.configure(ENGINE, Scope)
 env().register_flag("DEBUG", lambda: False, ENGINE._set_debug)
 env().register_flag("TRACK_LEAKS", lambda: False, ENGINE._set_track_leaks)
 env().register_flag("DISPOSE_UNREACHABLE", lambda: False, ENGINE._set_dispose_unreachable)

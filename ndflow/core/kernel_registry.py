@@ -138,7 +138,7 @@ def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFun
     """Declare what reduction kernel ``kernel_name`` of a backend computes over every axis of a float32 input
     (``keep_dims`` off): ``fn`` takes the backend's array and returns the 0-d float32 result, exactly the
     kernel's, for inputs of at most ``max_size`` values (None: any; above it the kernel runs, e.g. where it
-    would sum in another order). Compiled dispatch (core/compiled.py) runs it for ``nf.sum(x)``-style calls on
+    would sum in another order). Compiled dispatch (core/dispatch/compiled.py) runs it for ``nf.sum(x)``-style calls on
     the same fast path as :func:`register_direct`. Stored in the backend's direct table under the key
     ``(kernel_name, "all")`` as ``(fn, max_size)``."""
     _ensure_loaded(backend_name)

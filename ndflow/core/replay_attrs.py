@@ -1,7 +1,7 @@
 """Kernel attributes of a replayed call: read-only, with a slot for what a backend caches about the call.
 
 A compiled graph-model program repeats a node's one kernel call with the attributes it recorded
-(:mod:`ndflow.converter.replay`), on inputs of the recorded shapes and dtypes. Those attributes are kept in a
+(:mod:`ndflow.converter.runtime.replay`), on inputs of the recorded shapes and dtypes. Those attributes are kept in a
 :class:`ReplayAttrs`: a dict that refuses changes (a kernel that changed its attributes would change every later
 call), with a ``memo`` slot where a backend may keep what it derived from the call's signature and the flags
 (:func:`memoized`: the cpu backend's bound pooling and slicing indexes; its convolutions keep their plan there, in

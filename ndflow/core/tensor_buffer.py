@@ -1,7 +1,12 @@
-"""``TensorBuffer``: a mutable, CPU-side array with ``get``/``set`` by multi-index, as TF.js's."""
+"""``TensorBuffer``: a mutable, CPU-side array with ``get``/``set`` by multi-index, as TF.js's.
+
+``to_tensor()`` makes a tensor through the ops (``nf.tensor``): the ops package attaches it
+(``ndflow/ops/tensor_methods.py``), as it attaches ``Tensor``'s chainable methods, so that core imports no op.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +19,9 @@ if TYPE_CHECKING:
 
 class TensorBuffer:
     """Values to fill element by element, then turn into a tensor with ``to_tensor()``."""
+
+    # Attached by ndflow/ops/tensor_methods.py: ``nf.tensor(self.values, self.shape, self.dtype)``.
+    to_tensor: Callable[[TensorBuffer], Tensor]
 
     def __init__(self, shape: tuple[int, ...] | list[int], dtype: str = "float32", values: Any = None) -> None:
         self.dtype = check_dtype(dtype, "buffer")
@@ -62,8 +70,3 @@ class TensorBuffer:
         if not 0 <= index < max(self.size, 1):
             raise IndexError(f"TensorBuffer.index_to_loc: index {index} is out of range [0, {self.size})")
         return [int(i) for i in np.unravel_index(index, self.shape)] if self.shape else []
-
-    def to_tensor(self) -> Tensor:
-        from .. import ops
-
-        return ops.tensor(self.values, self.shape, self.dtype)

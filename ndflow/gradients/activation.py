@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import add, cast, exp, greater, less, less_equal, logical_and, mul, sigmoid, where, zeros_like
@@ -73,9 +74,9 @@ def _softplus(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [lambda: mul(dy, sigmoid(_float(x)))]
 
 
-register_gradient("Elu", _elu, outputs_to_save=[True])
-register_gradient("Selu", _selu, inputs_to_save=[0])
-register_gradient("LeakyRelu", _leaky_relu, inputs_to_save=[0])
-register_gradient("Prelu", _prelu, inputs_to_save=[0, 1])
-register_gradient("Relu6", _relu6, inputs_to_save=[0])
-register_gradient("Softplus", _softplus, inputs_to_save=[0])
+register_gradient(kn.Elu, _elu, outputs_to_save=[True])
+register_gradient(kn.Selu, _selu, inputs_to_save=[0])
+register_gradient(kn.LeakyRelu, _leaky_relu, inputs_to_save=[0])
+register_gradient(kn.Prelu, _prelu, inputs_to_save=[0, 1])
+register_gradient(kn.Relu6, _relu6, inputs_to_save=[0])
+register_gradient(kn.Softplus, _softplus, inputs_to_save=[0])

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tape import backpropagate, filter_tape
 from ..core.tensor import Tensor, Variable
+from ..ops._custom_grad import custom_grad  # noqa: F401  (part of the gradient API)
 from ..ops.convert import to_tensor
 
 
@@ -42,7 +44,7 @@ def _zeros(shape: tuple[int, ...], dtype: str) -> Tensor:
 
 
 def _add(a: Tensor, b: Tensor) -> Tensor:
-    return ENGINE.run_kernel("Add", (a, b), None)
+    return ENGINE.run_kernel(kn.Add, (a, b), None)
 
 
 def gradients(
@@ -206,45 +208,3 @@ def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None 
         value.dispose()
         raise ValueError("variable_grads: no variable is connected to the result of f; make sure f uses the variables")
     return VariableGrads(value, {v.name: g for v, g in zip(var_list, gs, strict=True) if g is not None})
-
-
-def custom_grad(f: Callable[..., Any]) -> Callable[..., Tensor]:
-    """Give ``f`` its own gradient. ``f(*inputs, save)`` returns ``{"value": y, "grad_func": g}``
-    (or a ``(y, g)`` tuple); ``g(dy, saved)`` returns one gradient per input. ``save(tensors)``
-    keeps tensors for ``g``, as in TF.js."""
-
-    def run(*inputs: Any) -> Tensor:
-        xs = [_arg(x, f"inputs[{i}]", "custom_grad") for i, x in enumerate(inputs)]
-        saved: list[Tensor] = []
-
-        def save(tensors: Sequence[Tensor]) -> None:
-            saved.extend(tensors)
-
-        ENGINE.kernel_depth += 1  # the ops inside f are not recorded: the custom gradient replaces them
-        try:
-            result = f(*xs, save)
-        finally:
-            ENGINE.kernel_depth -= 1
-        if isinstance(result, dict):
-            value, grad_func = result.get("value"), result.get("grad_func")
-        elif isinstance(result, tuple) and len(result) == 2:
-            value, grad_func = result
-        else:
-            value, grad_func = None, None
-        if not isinstance(value, Tensor) or not callable(grad_func):
-            if isinstance(value, Tensor) and all(value is not x for x in xs):
-                value.dispose()
-            raise TypeError("custom_grad: f must return {'value': tensor, 'grad_func': fn} or (value, fn)")
-        if ENGINE.gradient_depth > 0 and ENGINE.kernel_depth == 0:
-
-            def node_grad(dy: Tensor, kept: list[Tensor], attrs: dict) -> list[Any]:
-                dxs = grad_func(dy, kept)
-                dxs = list(dxs) if isinstance(dxs, list | tuple) else [dxs]
-                if len(dxs) != len(xs):
-                    raise ValueError(f"custom_grad: grad_func returned {len(dxs)} gradients for {len(xs)} inputs")
-                return [(lambda g=g: g) for g in dxs]
-
-            ENGINE.record("CustomGradient", tuple(xs), [value], None, node_grad, saved)
-        return value
-
-    return run

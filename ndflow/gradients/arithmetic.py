@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import (
@@ -113,13 +114,13 @@ def _squared_difference(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) 
     return [da, db]
 
 
-register_gradient("Add", _add, inputs_to_save=[0, 1])
-register_gradient("Sub", _sub, inputs_to_save=[0, 1])
-register_gradient("Multiply", _mul, inputs_to_save=[0, 1])
-register_gradient("RealDiv", _div, inputs_to_save=[0, 1])
-register_gradient("FloorDiv", _floor_div, inputs_to_save=[0, 1])
-register_gradient("Mod", _mod, inputs_to_save=[0, 1])
-register_gradient("Pow", _pow, inputs_to_save=[0, 1], outputs_to_save=[True])
-register_gradient("Maximum", _extremum(greater_equal, less), inputs_to_save=[0, 1])
-register_gradient("Minimum", _extremum(less_equal, greater), inputs_to_save=[0, 1])
-register_gradient("SquaredDifference", _squared_difference, inputs_to_save=[0, 1])
+register_gradient(kn.Add, _add, inputs_to_save=[0, 1])
+register_gradient(kn.Sub, _sub, inputs_to_save=[0, 1])
+register_gradient(kn.Multiply, _mul, inputs_to_save=[0, 1])
+register_gradient(kn.RealDiv, _div, inputs_to_save=[0, 1])
+register_gradient(kn.FloorDiv, _floor_div, inputs_to_save=[0, 1])
+register_gradient(kn.Mod, _mod, inputs_to_save=[0, 1])
+register_gradient(kn.Pow, _pow, inputs_to_save=[0, 1], outputs_to_save=[True])
+register_gradient(kn.Maximum, _extremum(greater_equal, less), inputs_to_save=[0, 1])
+register_gradient(kn.Minimum, _extremum(less_equal, greater), inputs_to_save=[0, 1])
+register_gradient(kn.SquaredDifference, _squared_difference, inputs_to_save=[0, 1])

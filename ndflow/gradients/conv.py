@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
@@ -28,24 +29,24 @@ def geometry(attrs: dict[str, Any], keys: tuple[str, ...] = _CONV2D_KEYS) -> dic
 
 def conv2d_backprop_input(dy: Tensor, f: Tensor, x_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     """dL/dx of ``Conv2D(x, f)`` for upstream ``dy``."""
-    return ENGINE.run_kernel("Conv2DBackpropInput", (dy, f), {**geometry(attrs), "input_shape": tuple(x_shape)})
+    return ENGINE.run_kernel(kn.Conv2DBackpropInput, (dy, f), {**geometry(attrs), "input_shape": tuple(x_shape)})
 
 
 def conv2d_backprop_filter(x: Tensor, dy: Tensor, f_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     """dL/dfilter of ``Conv2D(x, f)`` for upstream ``dy``."""
-    return ENGINE.run_kernel("Conv2DBackpropFilter", (x, dy), {**geometry(attrs), "filter_shape": tuple(f_shape)})
+    return ENGINE.run_kernel(kn.Conv2DBackpropFilter, (x, dy), {**geometry(attrs), "filter_shape": tuple(f_shape)})
 
 
 def depthwise_backprop_input(dy: Tensor, f: Tensor, x_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     """dL/dx of ``DepthwiseConv2dNative(x, f)`` for upstream ``dy``."""
     attrs = {**geometry(attrs), "input_shape": tuple(x_shape)}
-    return ENGINE.run_kernel("DepthwiseConv2dNativeBackpropInput", (dy, f), attrs)
+    return ENGINE.run_kernel(kn.DepthwiseConv2dNativeBackpropInput, (dy, f), attrs)
 
 
 def depthwise_backprop_filter(x: Tensor, dy: Tensor, f_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     """dL/dfilter of ``DepthwiseConv2dNative(x, f)`` for upstream ``dy``."""
     attrs = {**geometry(attrs), "filter_shape": tuple(f_shape)}
-    return ENGINE.run_kernel("DepthwiseConv2dNativeBackpropFilter", (x, dy), attrs)
+    return ENGINE.run_kernel(kn.DepthwiseConv2dNativeBackpropFilter, (x, dy), attrs)
 
 
 # ----------------------------------------------------------------------------- 2-D
@@ -63,7 +64,7 @@ def _conv2d_backprop_input(ddx: Tensor, saved: list[Tensor], attrs: dict[str, An
     # y = Conv2DBackpropInput(dy, f) (conv2d_transpose): linear in dy (a conv2d) and in f.
     dy, f = saved
     return [
-        lambda: ENGINE.run_kernel("Conv2D", (ddx, f), {"dilations": 1, **geometry(attrs)}),
+        lambda: ENGINE.run_kernel(kn.Conv2D, (ddx, f), {"dilations": 1, **geometry(attrs)}),
         lambda: conv2d_backprop_filter(ddx, dy, f.shape, attrs),
     ]
 
@@ -73,13 +74,13 @@ def _conv2d_backprop_filter(ddf: Tensor, saved: list[Tensor], attrs: dict[str, A
     x, dy = saved
     return [
         lambda: conv2d_backprop_input(dy, ddf, x.shape, attrs),
-        lambda: ENGINE.run_kernel("Conv2D", (x, ddf), {"dilations": 1, **geometry(attrs)}),
+        lambda: ENGINE.run_kernel(kn.Conv2D, (x, ddf), {"dilations": 1, **geometry(attrs)}),
     ]
 
 
-register_gradient("Conv2D", _conv2d, inputs_to_save=[0, 1])
-register_gradient("Conv2DBackpropInput", _conv2d_backprop_input, inputs_to_save=[0, 1])
-register_gradient("Conv2DBackpropFilter", _conv2d_backprop_filter, inputs_to_save=[0, 1])
+register_gradient(kn.Conv2D, _conv2d, inputs_to_save=[0, 1])
+register_gradient(kn.Conv2DBackpropInput, _conv2d_backprop_input, inputs_to_save=[0, 1])
+register_gradient(kn.Conv2DBackpropFilter, _conv2d_backprop_filter, inputs_to_save=[0, 1])
 
 
 # ----------------------------------------------------------------------------- 3-D
@@ -87,16 +88,16 @@ register_gradient("Conv2DBackpropFilter", _conv2d_backprop_filter, inputs_to_sav
 
 def _conv3d_input(dy: Tensor, f: Tensor, x_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     attrs = {**geometry(attrs, _CONV3D_KEYS), "input_shape": tuple(x_shape)}
-    return ENGINE.run_kernel("Conv3DBackpropInputV2", (dy, f), attrs)
+    return ENGINE.run_kernel(kn.Conv3DBackpropInputV2, (dy, f), attrs)
 
 
 def _conv3d_filter(x: Tensor, dy: Tensor, f_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
     attrs = {**geometry(attrs, _CONV3D_KEYS), "filter_shape": tuple(f_shape)}
-    return ENGINE.run_kernel("Conv3DBackpropFilterV2", (x, dy), attrs)
+    return ENGINE.run_kernel(kn.Conv3DBackpropFilterV2, (x, dy), attrs)
 
 
 def _conv3d_forward(x: Tensor, f: Tensor, attrs: dict[str, Any]) -> Tensor:
-    return ENGINE.run_kernel("Conv3D", (x, f), {"dilations": 1, **geometry(attrs, _CONV3D_KEYS)})
+    return ENGINE.run_kernel(kn.Conv3D, (x, f), {"dilations": 1, **geometry(attrs, _CONV3D_KEYS)})
 
 
 def _conv3d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -114,9 +115,9 @@ def _conv3d_backprop_filter(ddf: Tensor, saved: list[Tensor], attrs: dict[str, A
     return [lambda: _conv3d_input(dy, ddf, x.shape, attrs), lambda: _conv3d_forward(x, ddf, attrs)]
 
 
-register_gradient("Conv3D", _conv3d, inputs_to_save=[0, 1])
-register_gradient("Conv3DBackpropInputV2", _conv3d_backprop_input, inputs_to_save=[0, 1])
-register_gradient("Conv3DBackpropFilterV2", _conv3d_backprop_filter, inputs_to_save=[0, 1])
+register_gradient(kn.Conv3D, _conv3d, inputs_to_save=[0, 1])
+register_gradient(kn.Conv3DBackpropInputV2, _conv3d_backprop_input, inputs_to_save=[0, 1])
+register_gradient(kn.Conv3DBackpropFilterV2, _conv3d_backprop_filter, inputs_to_save=[0, 1])
 
 
 # ----------------------------------------------------------------------------- depthwise
@@ -133,7 +134,7 @@ def _depthwise(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 def _depthwise_backprop_input(ddx: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     dy, f = saved
     return [
-        lambda: ENGINE.run_kernel("DepthwiseConv2dNative", (ddx, f), {"dilations": 1, **geometry(attrs)}),
+        lambda: ENGINE.run_kernel(kn.DepthwiseConv2dNative, (ddx, f), {"dilations": 1, **geometry(attrs)}),
         lambda: depthwise_backprop_filter(ddx, dy, f.shape, attrs),
     ]
 
@@ -142,13 +143,13 @@ def _depthwise_backprop_filter(ddf: Tensor, saved: list[Tensor], attrs: dict[str
     x, dy = saved
     return [
         lambda: depthwise_backprop_input(dy, ddf, x.shape, attrs),
-        lambda: ENGINE.run_kernel("DepthwiseConv2dNative", (x, ddf), {"dilations": 1, **geometry(attrs)}),
+        lambda: ENGINE.run_kernel(kn.DepthwiseConv2dNative, (x, ddf), {"dilations": 1, **geometry(attrs)}),
     ]
 
 
-register_gradient("DepthwiseConv2dNative", _depthwise, inputs_to_save=[0, 1])
-register_gradient("DepthwiseConv2dNativeBackpropInput", _depthwise_backprop_input, inputs_to_save=[0, 1])
-register_gradient("DepthwiseConv2dNativeBackpropFilter", _depthwise_backprop_filter, inputs_to_save=[0, 1])
+register_gradient(kn.DepthwiseConv2dNative, _depthwise, inputs_to_save=[0, 1])
+register_gradient(kn.DepthwiseConv2dNativeBackpropInput, _depthwise_backprop_input, inputs_to_save=[0, 1])
+register_gradient(kn.DepthwiseConv2dNativeBackpropFilter, _depthwise_backprop_filter, inputs_to_save=[0, 1])
 
 
 # ----------------------------------------------------------------------------- dilation2d
@@ -157,9 +158,9 @@ register_gradient("DepthwiseConv2dNativeBackpropFilter", _depthwise_backprop_fil
 def _dilation2d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     x, f = saved
     return [
-        lambda: ENGINE.run_kernel("Dilation2DBackpropInput", (x, f, dy), attrs),
-        lambda: ENGINE.run_kernel("Dilation2DBackpropFilter", (x, f, dy), attrs),
+        lambda: ENGINE.run_kernel(kn.Dilation2DBackpropInput, (x, f, dy), attrs),
+        lambda: ENGINE.run_kernel(kn.Dilation2DBackpropFilter, (x, f, dy), attrs),
     ]
 
 
-register_gradient("Dilation2D", _dilation2d, inputs_to_save=[0, 1])
+register_gradient(kn.Dilation2D, _dilation2d, inputs_to_save=[0, 1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import (
@@ -66,24 +67,24 @@ def _zero(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
 # d/dx acos = -1 / sqrt(1 - x^2); acosh: 1 / sqrt(x^2 - 1); asin: 1 / sqrt(1 - x^2);
 # asinh: 1 / sqrt(1 + x^2); atan: 1 / (1 + x^2); atanh: 1 / (1 - x^2).
-register_gradient("Acos", _over(lambda x: neg(sqrt(sub(1.0, square(x))))), inputs_to_save=[0])
-register_gradient("Acosh", _over(lambda x: sqrt(sub(square(x), 1.0))), inputs_to_save=[0])
-register_gradient("Asin", _over(lambda x: sqrt(sub(1.0, square(x)))), inputs_to_save=[0])
-register_gradient("Asinh", _over(lambda x: sqrt(add(square(x), 1.0))), inputs_to_save=[0])
-register_gradient("Atan", _over(lambda x: add(square(x), 1.0)), inputs_to_save=[0])
-register_gradient("Atanh", _over(lambda x: sub(1.0, square(x))), inputs_to_save=[0])
-register_gradient("Cos", _unary(lambda x: neg(sin(x))), inputs_to_save=[0])
-register_gradient("Cosh", _unary(sinh), inputs_to_save=[0])
-register_gradient("Sin", _unary(cos), inputs_to_save=[0])
-register_gradient("Sinh", _unary(cosh), inputs_to_save=[0])
-register_gradient("Tan", _over(lambda x: square(cos(x))), inputs_to_save=[0])
+register_gradient(kn.Acos, _over(lambda x: neg(sqrt(sub(1.0, square(x))))), inputs_to_save=[0])
+register_gradient(kn.Acosh, _over(lambda x: sqrt(sub(square(x), 1.0))), inputs_to_save=[0])
+register_gradient(kn.Asin, _over(lambda x: sqrt(sub(1.0, square(x)))), inputs_to_save=[0])
+register_gradient(kn.Asinh, _over(lambda x: sqrt(add(square(x), 1.0))), inputs_to_save=[0])
+register_gradient(kn.Atan, _over(lambda x: add(square(x), 1.0)), inputs_to_save=[0])
+register_gradient(kn.Atanh, _over(lambda x: sub(1.0, square(x))), inputs_to_save=[0])
+register_gradient(kn.Cos, _unary(lambda x: neg(sin(x))), inputs_to_save=[0])
+register_gradient(kn.Cosh, _unary(sinh), inputs_to_save=[0])
+register_gradient(kn.Sin, _unary(cos), inputs_to_save=[0])
+register_gradient(kn.Sinh, _unary(cosh), inputs_to_save=[0])
+register_gradient(kn.Tan, _over(lambda x: square(cos(x))), inputs_to_save=[0])
 
-register_gradient("Reciprocal", _over(lambda x: neg(square(x))), inputs_to_save=[0])
-register_gradient("Expm1", _unary(exp), inputs_to_save=[0])
-register_gradient("Log1p", _over(lambda x: add(x, 1.0)), inputs_to_save=[0])
-register_gradient("Erf", _unary(lambda x: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI)), inputs_to_save=[0])
+register_gradient(kn.Reciprocal, _over(lambda x: neg(square(x))), inputs_to_save=[0])
+register_gradient(kn.Expm1, _unary(exp), inputs_to_save=[0])
+register_gradient(kn.Log1p, _over(lambda x: add(x, 1.0)), inputs_to_save=[0])
+register_gradient(kn.Erf, _unary(lambda x: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI)), inputs_to_save=[0])
 
-for _name in ("Ceil", "Floor", "Round", "Sign", "Step", "IsNan", "IsInf", "IsFinite"):
+for _name in (kn.Ceil, kn.Floor, kn.Round, kn.Sign, kn.Step, kn.IsNan, kn.IsInf, kn.IsFinite):
     register_gradient(_name, _zero)
 
 
@@ -133,7 +134,7 @@ def _complex_abs(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list
     return [dx]
 
 
-register_gradient("Atan2", _atan2, inputs_to_save=[0, 1])
-register_gradient("ClipByValue", _clip_by_value, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("AddN", _add_n, save_all_inputs=True)
-register_gradient("ComplexAbs", _complex_abs, inputs_to_save=[0])
+register_gradient(kn.Atan2, _atan2, inputs_to_save=[0, 1])
+register_gradient(kn.ClipByValue, _clip_by_value, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.AddN, _add_n, save_all_inputs=True)
+register_gradient(kn.ComplexAbs, _complex_abs, inputs_to_save=[0])

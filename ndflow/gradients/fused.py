@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
@@ -106,7 +107,7 @@ def _fused_conv2d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> lis
             lambda: conv2d_backprop_filter(x, dpre, f.shape, attrs),
         ]
 
-    return fused_grads("FusedConv2D", dy, saved, attrs, product, attrs.get("data_format") == "NCHW")
+    return fused_grads(kn.FusedConv2D, dy, saved, attrs, product, attrs.get("data_format") == "NCHW")
 
 
 def _fused_depthwise_conv2d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -116,7 +117,7 @@ def _fused_depthwise_conv2d(dy: Tensor, saved: list[Tensor], attrs: dict[str, An
             lambda: depthwise_backprop_filter(x, dpre, f.shape, attrs),
         ]
 
-    return fused_grads("FusedDepthwiseConv2D", dy, saved, attrs, product, attrs.get("data_format") == "NCHW")
+    return fused_grads(kn.FusedDepthwiseConv2D, dy, saved, attrs, product, attrs.get("data_format") == "NCHW")
 
 
 def _fused_mat_mul(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -133,9 +134,9 @@ def _fused_mat_mul(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> li
 
         return [da, db]
 
-    return fused_grads("_FusedMatMul", dy, saved, attrs, product, False)
+    return fused_grads(kn._FusedMatMul, dy, saved, attrs, product, False)
 
 
-register_gradient("FusedConv2D", _fused_conv2d, save_all_inputs=True, outputs_to_save=[True])
-register_gradient("FusedDepthwiseConv2D", _fused_depthwise_conv2d, save_all_inputs=True, outputs_to_save=[True])
-register_gradient("_FusedMatMul", _fused_mat_mul, save_all_inputs=True, outputs_to_save=[True])
+register_gradient(kn.FusedConv2D, _fused_conv2d, save_all_inputs=True, outputs_to_save=[True])
+register_gradient(kn.FusedDepthwiseConv2D, _fused_depthwise_conv2d, save_all_inputs=True, outputs_to_save=[True])
+register_gradient(kn._FusedMatMul, _fused_mat_mul, save_all_inputs=True, outputs_to_save=[True])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
@@ -32,7 +33,7 @@ def _resize_grad(kernel: str):
     return grad_fn
 
 
-register_gradient("ResizeBilinear", _resize("ResizeBilinearGrad"), inputs_to_save=[0])
-register_gradient("ResizeNearestNeighbor", _resize("ResizeNearestNeighborGrad"), inputs_to_save=[0])
-register_gradient("ResizeBilinearGrad", _resize_grad("ResizeBilinear"), inputs_to_save=[0])
-register_gradient("ResizeNearestNeighborGrad", _resize_grad("ResizeNearestNeighbor"), inputs_to_save=[0])
+register_gradient(kn.ResizeBilinear, _resize(kn.ResizeBilinearGrad), inputs_to_save=[0])
+register_gradient(kn.ResizeNearestNeighbor, _resize(kn.ResizeNearestNeighborGrad), inputs_to_save=[0])
+register_gradient(kn.ResizeBilinearGrad, _resize_grad(kn.ResizeBilinear), inputs_to_save=[0])
+register_gradient(kn.ResizeNearestNeighborGrad, _resize_grad(kn.ResizeNearestNeighbor), inputs_to_save=[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import broadcast_to, einsum, mat_mul, reshape
@@ -55,5 +56,5 @@ def _einsum(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [lambda k=k: grad_of(k) for k in range(len(terms))]
 
 
-register_gradient("BatchMatMul", _batch_mat_mul, inputs_to_save=[0, 1])
-register_gradient("Einsum", _einsum, save_all_inputs=True)
+register_gradient(kn.BatchMatMul, _batch_mat_mul, inputs_to_save=[0, 1])
+register_gradient(kn.Einsum, _einsum, save_all_inputs=True)

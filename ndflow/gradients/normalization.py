@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
@@ -56,7 +57,7 @@ def _batch_norm(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
 
 def _lrn(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     x, y = saved
-    return [lambda: ENGINE.run_kernel("LRNGrad", (x, y, dy), attrs)]
+    return [lambda: ENGINE.run_kernel(kn.LRNGrad, (x, y, dy), attrs)]
 
 
 def _log_softmax(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -64,6 +65,6 @@ def _log_softmax(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list
     return [lambda: sub(dy, mul(sum(dy, [attrs["axis"]], True), exp(y)))]
 
 
-register_gradient("FusedBatchNorm", _batch_norm, save_all_inputs=True)
-register_gradient("LRN", _lrn, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("LogSoftmax", _log_softmax, outputs_to_save=[True])
+register_gradient(kn.FusedBatchNorm, _batch_norm, save_all_inputs=True)
+register_gradient(kn.LRN, _lrn, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.LogSoftmax, _log_softmax, outputs_to_save=[True])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
@@ -23,28 +24,28 @@ from ..ops import gather, greater_equal, maximum, reshape, where, zeros_like
 
 def _max_pool(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     x, y = saved
-    return [lambda: ENGINE.run_kernel("MaxPoolGrad", (dy, x, y), attrs)]
+    return [lambda: ENGINE.run_kernel(kn.MaxPoolGrad, (dy, x, y), attrs)]
 
 
 def _avg_pool(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     (x,) = saved
-    return [lambda: ENGINE.run_kernel("AvgPoolGrad", (dy, x), attrs)]
+    return [lambda: ENGINE.run_kernel(kn.AvgPoolGrad, (dy, x), attrs)]
 
 
 def _max_pool3d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     x, y = saved
-    return [lambda: ENGINE.run_kernel("MaxPool3DGrad", (dy, x, y), attrs)]
+    return [lambda: ENGINE.run_kernel(kn.MaxPool3DGrad, (dy, x, y), attrs)]
 
 
 def _avg_pool3d(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     (x,) = saved
-    return [lambda: ENGINE.run_kernel("AvgPool3DGrad", (dy, x), attrs)]
+    return [lambda: ENGINE.run_kernel(kn.AvgPool3DGrad, (dy, x), attrs)]
 
 
-register_gradient("MaxPool", _max_pool, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("AvgPool", _avg_pool, inputs_to_save=[0])
-register_gradient("MaxPool3D", _max_pool3d, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("AvgPool3D", _avg_pool3d, inputs_to_save=[0])
+register_gradient(kn.MaxPool, _max_pool, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.AvgPool, _avg_pool, inputs_to_save=[0])
+register_gradient(kn.MaxPool3D, _max_pool3d, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.AvgPool3D, _avg_pool3d, inputs_to_save=[0])
 
 
 # ----------------------------------------------------------------------------- second order
@@ -55,7 +56,7 @@ def _max_pool_grad(g: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> lis
     dy, x, y = saved
 
     def d_dy() -> Tensor:
-        _, index = ENGINE.run_kernel("MaxPoolWithArgmax", (x,), {**attrs, "include_batch_in_index": True})
+        _, index = ENGINE.run_kernel(kn.MaxPoolWithArgmax, (x,), {**attrs, "include_batch_in_index": True})
         picked = gather(reshape(g, [-1]), reshape(maximum(index, 0), [-1]))
         return where(greater_equal(index, 0), reshape(picked, list(dy.shape)), 0.0)
 
@@ -71,6 +72,6 @@ def _avg_pool_grad(kernel: str):
     return grad_fn
 
 
-register_gradient("MaxPoolGrad", _max_pool_grad, inputs_to_save=[0, 1, 2])
-register_gradient("AvgPoolGrad", _avg_pool_grad("AvgPool"), inputs_to_save=[1])
-register_gradient("AvgPool3DGrad", _avg_pool_grad("AvgPool3D"), inputs_to_save=[1])
+register_gradient(kn.MaxPoolGrad, _max_pool_grad, inputs_to_save=[0, 1, 2])
+register_gradient(kn.AvgPoolGrad, _avg_pool_grad(kn.AvgPool), inputs_to_save=[1])
+register_gradient(kn.AvgPool3DGrad, _avg_pool_grad(kn.AvgPool3D), inputs_to_save=[1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import broadcast_to, cast, div, equal, mul, reshape, zeros_like
@@ -53,8 +54,8 @@ def _arg(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [lambda: zeros_like(cast(x, "float32"))]
 
 
-register_gradient("Sum", _sum, inputs_to_save=[0])
-register_gradient("Mean", _mean, inputs_to_save=[0])
-register_gradient("Max", _extreme, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("Min", _extreme, inputs_to_save=[0], outputs_to_save=[True])
-register_gradient("ArgMax", _arg, inputs_to_save=[0])
+register_gradient(kn.Sum, _sum, inputs_to_save=[0])
+register_gradient(kn.Mean, _mean, inputs_to_save=[0])
+register_gradient(kn.Max, _extreme, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.Min, _extreme, inputs_to_save=[0], outputs_to_save=[True])
+register_gradient(kn.ArgMax, _arg, inputs_to_save=[0])

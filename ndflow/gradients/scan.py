@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import (
@@ -131,8 +132,8 @@ def _unsorted_segment_sum(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]
     return [dx, None]
 
 
-register_gradient("Cumsum", _cumsum)
-register_gradient("Cumprod", _cumprod, inputs_to_save=[0])
-register_gradient("Prod", _prod, inputs_to_save=[0])
-register_gradient("ArgMin", _arg_min, inputs_to_save=[0])
-register_gradient("UnsortedSegmentSum", _unsorted_segment_sum, inputs_to_save=[1])
+register_gradient(kn.Cumsum, _cumsum)
+register_gradient(kn.Cumprod, _cumprod, inputs_to_save=[0])
+register_gradient(kn.Prod, _prod, inputs_to_save=[0])
+register_gradient(kn.ArgMin, _arg_min, inputs_to_save=[0])
+register_gradient(kn.UnsortedSegmentSum, _unsorted_segment_sum, inputs_to_save=[1])

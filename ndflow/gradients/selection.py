@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import (
@@ -104,7 +105,7 @@ def _tensor_scatter_update(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any
     return [dtensor, None, dupdates]
 
 
-register_gradient("Select", _select, save_all_inputs=True)
-register_gradient("GatherNd", _gather_nd, inputs_to_save=[0, 1])
-register_gradient("ScatterNd", _scatter_nd, inputs_to_save=[0])
-register_gradient("TensorScatterUpdate", _tensor_scatter_update, inputs_to_save=[1])
+register_gradient(kn.Select, _select, save_all_inputs=True)
+register_gradient(kn.GatherNd, _gather_nd, inputs_to_save=[0, 1])
+register_gradient(kn.ScatterNd, _scatter_nd, inputs_to_save=[0])
+register_gradient(kn.TensorScatterUpdate, _tensor_scatter_update, inputs_to_save=[1])

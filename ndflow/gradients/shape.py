@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import cast, clone, reshape, transpose, zeros_like
@@ -37,14 +38,14 @@ def _constant_like(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> li
     return [lambda: zeros_like(dy)]
 
 
-register_gradient("OnesLike", _constant_like)
-register_gradient("ZerosLike", _constant_like)
-register_gradient("BroadcastTo", _broadcast_to, inputs_to_save=[0])
-register_gradient("Reshape", _reshape, inputs_to_save=[0])
-register_gradient("ExpandDims", _reshape, inputs_to_save=[0])
-register_gradient("Identity", _identity)
-register_gradient("Cast", _identity)
-register_gradient("Transpose", _transpose)
+register_gradient(kn.OnesLike, _constant_like)
+register_gradient(kn.ZerosLike, _constant_like)
+register_gradient(kn.BroadcastTo, _broadcast_to, inputs_to_save=[0])
+register_gradient(kn.Reshape, _reshape, inputs_to_save=[0])
+register_gradient(kn.ExpandDims, _reshape, inputs_to_save=[0])
+register_gradient(kn.Identity, _identity)
+register_gradient(kn.Cast, _identity)
+register_gradient(kn.Transpose, _transpose)
 
 
 def _comparison(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
@@ -56,5 +57,5 @@ def _comparison(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     ]
 
 
-for _name in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"):
+for _name in (kn.Equal, kn.NotEqual, kn.Greater, kn.GreaterEqual, kn.Less, kn.LessEqual):
     register_gradient(_name, _comparison, inputs_to_save=[0, 1])

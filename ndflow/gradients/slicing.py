@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.slice_util import strided_slice_index
 from ..core.tensor import Tensor
@@ -95,8 +96,8 @@ def _pack(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return thunks
 
 
-register_gradient("Slice", _slice, inputs_to_save=[0])
-register_gradient("StridedSlice", _strided_slice, inputs_to_save=[0])
-register_gradient("GatherV2", _gather, inputs_to_save=[0, 1])
-register_gradient("Concat", _concat, save_all_inputs=True)
-register_gradient("Pack", _pack)
+register_gradient(kn.Slice, _slice, inputs_to_save=[0])
+register_gradient(kn.StridedSlice, _strided_slice, inputs_to_save=[0])
+register_gradient(kn.GatherV2, _gather, inputs_to_save=[0, 1])
+register_gradient(kn.Concat, _concat, save_all_inputs=True)
+register_gradient(kn.Pack, _pack)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import (
@@ -135,13 +136,13 @@ def _one_hot(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [lambda: zeros(dy.shape[:-1])]
 
 
-register_gradient("SplitV", _split_v)
-register_gradient("Unpack", _unpack)
-register_gradient("Tile", _tile, inputs_to_save=[0])
-register_gradient("Reverse", _reverse)
-register_gradient("PadV2", _pad_v2)
-register_gradient("MirrorPad", _mirror_pad)
-register_gradient("SpaceToBatchND", _space_to_batch_nd)
-register_gradient("BatchToSpaceND", _batch_to_space_nd)
-register_gradient("DepthToSpace", _depth_to_space)
-register_gradient("OneHot", _one_hot)
+register_gradient(kn.SplitV, _split_v)
+register_gradient(kn.Unpack, _unpack)
+register_gradient(kn.Tile, _tile, inputs_to_save=[0])
+register_gradient(kn.Reverse, _reverse)
+register_gradient(kn.PadV2, _pad_v2)
+register_gradient(kn.MirrorPad, _mirror_pad)
+register_gradient(kn.SpaceToBatchND, _space_to_batch_nd)
+register_gradient(kn.BatchToSpaceND, _batch_to_space_nd)
+register_gradient(kn.DepthToSpace, _depth_to_space)
+register_gradient(kn.OneHot, _one_hot)

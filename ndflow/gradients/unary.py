@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
 from ..ops import cast, div, greater, mul, neg, pow, sqrt, square, step, sub, sum, where
@@ -73,14 +74,14 @@ def _softmax(dy: Tensor, saved: list[Tensor], attrs: dict[str, Any]) -> list:
     return [dx]
 
 
-register_gradient("Neg", _neg)
-register_gradient("Abs", _abs, inputs_to_save=[0])
-register_gradient("Exp", _exp, outputs_to_save=[True])
-register_gradient("Log", _log, inputs_to_save=[0])
-register_gradient("Sqrt", _sqrt, inputs_to_save=[0])
-register_gradient("Rsqrt", _rsqrt, inputs_to_save=[0])
-register_gradient("Square", _square, inputs_to_save=[0])
-register_gradient("Tanh", _tanh, outputs_to_save=[True])
-register_gradient("Sigmoid", _sigmoid, outputs_to_save=[True])
-register_gradient("Relu", _relu, inputs_to_save=[0])
-register_gradient("Softmax", _softmax, outputs_to_save=[True])
+register_gradient(kn.Neg, _neg)
+register_gradient(kn.Abs, _abs, inputs_to_save=[0])
+register_gradient(kn.Exp, _exp, outputs_to_save=[True])
+register_gradient(kn.Log, _log, inputs_to_save=[0])
+register_gradient(kn.Sqrt, _sqrt, inputs_to_save=[0])
+register_gradient(kn.Rsqrt, _rsqrt, inputs_to_save=[0])
+register_gradient(kn.Square, _square, inputs_to_save=[0])
+register_gradient(kn.Tanh, _tanh, outputs_to_save=[True])
+register_gradient(kn.Sigmoid, _sigmoid, outputs_to_save=[True])
+register_gradient(kn.Relu, _relu, inputs_to_save=[0])
+register_gradient(kn.Softmax, _softmax, outputs_to_save=[True])

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..core import compiled
+from ..core.dispatch import compiled
 from ..core.tensor import Tensor, Variable
 from ..core.tensor_buffer import TensorBuffer
 

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -106,7 +107,7 @@ def non_max_suppression(
     """Indices (int32) of at most ``max_output_size`` boxes kept by greedy non-maximum suppression."""
     op = "non_max_suppression"
     with _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold, None, op, True) as (inputs, at):
-        return ENGINE.run_kernel("NonMaxSuppressionV3", inputs, at)
+        return ENGINE.run_kernel(kn.NonMaxSuppressionV3, inputs, at)
 
 
 async def non_max_suppression_async(
@@ -120,7 +121,7 @@ async def non_max_suppression_async(
     op = "non_max_suppression_async"
     with _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold, None, op) as (inputs, at):
         await _ready(*inputs)
-        return ENGINE.run_kernel("NonMaxSuppressionV3", inputs, at)
+        return ENGINE.run_kernel(kn.NonMaxSuppressionV3, inputs, at)
 
 
 def non_max_suppression_with_score(
@@ -136,7 +137,7 @@ def non_max_suppression_with_score(
     op = "non_max_suppression_with_score"
     args = (boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma, op)
     with _nms_inputs(*args) as (inputs, at):
-        return NonMaxSuppressionWithScore(*ENGINE.run_kernel("NonMaxSuppressionV5", inputs, at))
+        return NonMaxSuppressionWithScore(*ENGINE.run_kernel(kn.NonMaxSuppressionV5, inputs, at))
 
 
 async def non_max_suppression_with_score_async(
@@ -152,7 +153,7 @@ async def non_max_suppression_with_score_async(
     args = (boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma, op)
     with _nms_inputs(*args) as (inputs, at):
         await _ready(*inputs)
-        return NonMaxSuppressionWithScore(*ENGINE.run_kernel("NonMaxSuppressionV5", inputs, at))
+        return NonMaxSuppressionWithScore(*ENGINE.run_kernel(kn.NonMaxSuppressionV5, inputs, at))
 
 
 def non_max_suppression_padded(
@@ -168,7 +169,7 @@ def non_max_suppression_padded(
     op = "non_max_suppression_padded"
     with _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold, None, op) as (inputs, at):
         at["pad_to_max_output_size"] = bool(pad_to_max_output_size)
-        return NonMaxSuppressionPadded(*ENGINE.run_kernel("NonMaxSuppressionV4", inputs, at))
+        return NonMaxSuppressionPadded(*ENGINE.run_kernel(kn.NonMaxSuppressionV4, inputs, at))
 
 
 async def non_max_suppression_padded_async(
@@ -184,4 +185,4 @@ async def non_max_suppression_padded_async(
     with _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold, None, op) as (inputs, at):
         at["pad_to_max_output_size"] = bool(pad_to_max_output_size)
         await _ready(*inputs)
-        return NonMaxSuppressionPadded(*ENGINE.run_kernel("NonMaxSuppressionV4", inputs, at))
+        return NonMaxSuppressionPadded(*ENGINE.run_kernel(kn.NonMaxSuppressionV4, inputs, at))

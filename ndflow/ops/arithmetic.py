@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import compiled
+from ..core import kernel_names as kn
+from ..core.dispatch import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import binary_inputs, broadcast_shape, converted_list, dispose_temps
@@ -41,81 +42,81 @@ def run_binary(kernel: str, op: str, a: TensorLike, b: TensorLike, numeric: bool
         dispose_temps(temps)
 
 
-@compiled.binary_op("Add")
+@compiled.binary_op(kn.Add)
 def add(a: TensorLike, b: TensorLike) -> Tensor:
     """a + b, element-wise with broadcasting."""
-    return run_binary("Add", "add", a, b)
+    return run_binary(kn.Add, "add", a, b)
 
 
-@compiled.binary_op("Sub")
+@compiled.binary_op(kn.Sub)
 def sub(a: TensorLike, b: TensorLike) -> Tensor:
     """a - b, element-wise with broadcasting."""
-    return run_binary("Sub", "sub", a, b)
+    return run_binary(kn.Sub, "sub", a, b)
 
 
-@compiled.binary_op("Multiply")
+@compiled.binary_op(kn.Multiply)
 def mul(a: TensorLike, b: TensorLike) -> Tensor:
     """a * b, element-wise with broadcasting."""
-    return run_binary("Multiply", "mul", a, b)
+    return run_binary(kn.Multiply, "mul", a, b)
 
 
-@compiled.binary_op("RealDiv")
+@compiled.binary_op(kn.RealDiv)
 def div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b; two int32 tensors divide with flooring, as in TF.js."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:  # Variables too
         if a.dtype == "int32":
-            return run_binary("FloorDiv", "div", a, b)
+            return run_binary(kn.FloorDiv, "div", a, b)
         if a.dtype == "bool":  # TF.js stores a / b in a bool tensor: true only for true / true
-            return run_binary("LogicalAnd", "div", a, b)
+            return run_binary(kn.LogicalAnd, "div", a, b)
     elif _is_bool(a) and _is_bool(b):
-        return run_binary("LogicalAnd", "div", a, b)
-    return run_binary("RealDiv", "div", a, b)
+        return run_binary(kn.LogicalAnd, "div", a, b)
+    return run_binary(kn.RealDiv, "div", a, b)
 
 
 def _is_bool(x: TensorLike) -> bool:
     return x.dtype == "bool" if isinstance(x, Tensor) else isinstance(x, bool)
 
 
-@compiled.binary_op("RealDiv")
+@compiled.binary_op(kn.RealDiv)
 def real_div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b as real division whatever the dtypes (floats out for int inputs)."""
-    return run_binary("RealDiv", "real_div", a, b)
+    return run_binary(kn.RealDiv, "real_div", a, b)
 
 
-@compiled.binary_op("FloorDiv")
+@compiled.binary_op(kn.FloorDiv)
 def floor_div(a: TensorLike, b: TensorLike) -> Tensor:
     """floor(a / b), element-wise with broadcasting."""
-    return run_binary("FloorDiv", "floor_div", a, b)
+    return run_binary(kn.FloorDiv, "floor_div", a, b)
 
 
-@compiled.binary_op("Mod")
+@compiled.binary_op(kn.Mod)
 def mod(a: TensorLike, b: TensorLike) -> Tensor:
     """Remainder of floor division: the result has the sign of ``b``."""
-    return run_binary("Mod", "mod", a, b)
+    return run_binary(kn.Mod, "mod", a, b)
 
 
-@compiled.binary_op("Pow")
+@compiled.binary_op(kn.Pow)
 def pow(base: TensorLike, exp: TensorLike) -> Tensor:  # noqa: A001 - TF.js's name
     """base ** exp, element-wise with broadcasting."""
-    return run_binary("Pow", "pow", base, exp)
+    return run_binary(kn.Pow, "pow", base, exp)
 
 
-@compiled.binary_op("Maximum")
+@compiled.binary_op(kn.Maximum)
 def maximum(a: TensorLike, b: TensorLike) -> Tensor:
     """Element-wise maximum; NaN wins."""
-    return run_binary("Maximum", "maximum", a, b)
+    return run_binary(kn.Maximum, "maximum", a, b)
 
 
-@compiled.binary_op("Minimum")
+@compiled.binary_op(kn.Minimum)
 def minimum(a: TensorLike, b: TensorLike) -> Tensor:
     """Element-wise minimum; NaN wins."""
-    return run_binary("Minimum", "minimum", a, b)
+    return run_binary(kn.Minimum, "minimum", a, b)
 
 
-@compiled.binary_op("SquaredDifference")
+@compiled.binary_op(kn.SquaredDifference)
 def squared_difference(a: TensorLike, b: TensorLike) -> Tensor:
     """(a - b) ** 2, element-wise with broadcasting."""
-    return run_binary("SquaredDifference", "squared_difference", a, b)
+    return run_binary(kn.SquaredDifference, "squared_difference", a, b)
 
 
 _REAL = ("float32", "int32", "bool")
@@ -134,13 +135,13 @@ def atan2(a: TensorLike, b: TensorLike) -> Tensor:
     if a.__class__ is Tensor and b.__class__ is Tensor and a.dtype == b.dtype and a.dtype in _REAL:
         if a.shape != b.shape and not ENGINE.prod:
             broadcast_shape(a.shape, b.shape, "atan2")
-        return ENGINE.run_kernel("Atan2", (a, b), None)
+        return ENGINE.run_kernel(kn.Atan2, (a, b), None)
     a, b, temps = binary_inputs(a, b, "atan2")
     try:
         if not ENGINE.prod:
             _check_real("atan2", a, b)
             broadcast_shape(a.shape, b.shape, "atan2")
-        return ENGINE.run_kernel("Atan2", (a, b), None)
+        return ENGINE.run_kernel(kn.Atan2, (a, b), None)
     finally:
         dispose_temps(temps)
 
@@ -155,7 +156,7 @@ def div_no_nan(a: TensorLike, b: TensorLike) -> Tensor:
             _check_real("div_no_nan", a, b)
             broadcast_shape(a.shape, b.shape, "div_no_nan")
         q = div(a, b)
-        zero = ENGINE.run_kernel("Fill", (), {"shape": (), "value": 0, "dtype": q.dtype})
+        zero = ENGINE.run_kernel(kn.Fill, (), {"shape": (), "value": 0, "dtype": q.dtype})
         temps += [q, zero]
         b_is_zero = equal(b, zero)
         temps.append(b_is_zero)
@@ -179,7 +180,7 @@ def add_n(tensors: list[TensorLike]) -> Tensor:
                     f"add_n: all tensors must have the same shape: tensors[{i}].shape={list(t.shape)}, "
                     f"tensors[0].shape={list(first.shape)}"
                 )
-        return ENGINE.run_kernel("AddN", tuple(ts), None)
+        return ENGINE.run_kernel(kn.AddN, tuple(ts), None)
 
 
 __all__ = [

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -41,7 +42,7 @@ def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - TF.js's name
                 raise TypeError(f"complex: argument '{name}' must be a real numeric tensor, got {t.dtype}")
         if re.shape != im.shape:
             raise ValueError(f"complex: real and imag shapes must match, got {list(re.shape)} and {list(im.shape)}")
-        return _k("Complex", re, im)
+        return _k(kn.Complex, re, im)
 
 
 def _part(kernel: str, op: str, x: Any) -> Tensor:
@@ -53,12 +54,12 @@ def _part(kernel: str, op: str, x: Any) -> Tensor:
 
 def real(input: Any) -> Tensor:  # noqa: A002 - TF.js's name
     """The real parts (float32) of a complex64 tensor."""
-    return _part("Real", "real", input)
+    return _part(kn.Real, "real", input)
 
 
 def imag(input: Any) -> Tensor:  # noqa: A002
     """The imaginary parts (float32) of a complex64 tensor."""
-    return _part("Imag", "imag", input)
+    return _part(kn.Imag, "imag", input)
 
 
 # ----------------------------------------------------------------------------- Fourier transforms
@@ -81,12 +82,12 @@ def _transform(kernel: str, op: str, x: Any) -> Tensor:
 
 def fft(input: Any) -> Tensor:  # noqa: A002
     """Discrete Fourier transform of a complex64 tensor over its innermost axis."""
-    return _transform("FFT", "fft", input)
+    return _transform(kn.FFT, "fft", input)
 
 
 def ifft(input: Any) -> Tensor:  # noqa: A002
     """Inverse discrete Fourier transform of a complex64 tensor over its innermost axis."""
-    return _transform("IFFT", "ifft", input)
+    return _transform(kn.IFFT, "ifft", input)
 
 
 def rfft(input: Any, fft_length: int | None = None) -> Tensor:  # noqa: A002
@@ -109,12 +110,12 @@ def rfft(input: Any, fft_length: int | None = None) -> Tensor:  # noqa: A002
         def run() -> Tensor:
             x = t
             if inner < t.shape[-1]:
-                x = _k("Slice", t, begin=(0,) * t.rank, size=outer + (inner,))
+                x = _k(kn.Slice, t, begin=(0,) * t.rank, size=outer + (inner,))
             elif inner > t.shape[-1]:
                 pad = _const(np.zeros(outer + (inner - t.shape[-1],)), "float32")
-                x = _k("Concat", t, pad, axis=t.rank - 1)
-            spectrum = _k("FFT", _k("Complex", x, _k("ZerosLike", x)))
-            return _k("Slice", spectrum, begin=(0,) * t.rank, size=outer + (inner // 2 + 1,))
+                x = _k(kn.Concat, t, pad, axis=t.rank - 1)
+            spectrum = _k(kn.FFT, _k(kn.Complex, x, _k(kn.ZerosLike, x)))
+            return _k(kn.Slice, spectrum, begin=(0,) * t.rank, size=outer + (inner // 2 + 1,))
 
         return _tidy(run)
 
@@ -126,16 +127,16 @@ def irfft(input: Any) -> Tensor:  # noqa: A002
         _check_signal(t, "complex64", "irfft")
         n = t.shape[-1]
         if n <= 2:
-            return _tidy(lambda: _k("Real", _k("IFFT", t)))
+            return _tidy(lambda: _k(kn.Real, _k(kn.IFFT, t)))
 
         def run() -> Tensor:
             # The spectrum of a real signal is Hermitian: extend it with the mirrored conjugates.
             mirror = _const(list(range(n)) + list(range(n - 2, 0, -1)), "int32")
             sign = _const([1.0] * n + [-1.0] * (n - 2), "float32")
             axis = {"axis": t.rank - 1, "batch_dims": 0}
-            re = _k("GatherV2", _k("Real", t), mirror, **axis)
-            im = _k("Multiply", _k("GatherV2", _k("Imag", t), mirror, **axis), sign)
-            return _k("Real", _k("IFFT", _k("Complex", re, im)))
+            re = _k(kn.GatherV2, _k(kn.Real, t), mirror, **axis)
+            im = _k(kn.Multiply, _k(kn.GatherV2, _k(kn.Imag, t), mirror, **axis), sign)
+            return _k(kn.Real, _k(kn.IFFT, _k(kn.Complex, re, im)))
 
         return _tidy(run)
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import conv_util as cu
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import to_tensor
@@ -52,13 +53,13 @@ class ConvArgs:
     def cast(self, t: Tensor, dtype: str) -> Tensor:
         if t.dtype == dtype:
             return t
-        r = ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+        r = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": dtype})
         self.temps.append(r)
         return r
 
     def reshape(self, t: Tensor, shape: Sequence[int], keep: bool = False) -> Tensor:
         """``t`` reshaped (sharing data); a temporary unless ``keep``."""
-        r = ENGINE.run_kernel("Reshape", (t,), {"shape": tuple(shape)})
+        r = ENGINE.run_kernel(kn.Reshape, (t,), {"shape": tuple(shape)})
         if not keep:
             self.temps.append(r)
         return r
@@ -176,7 +177,7 @@ def conv2d(
     """2-D convolution of ``x`` (``[batch, h, w, in]``, or NCHW) with ``filter`` (``[fh, fw, in, out]``)."""
     with ConvArgs("conv2d") as a:
         x4, f, attrs, _, unbatch = prepare_conv2d(a, x, filter, strides, pad, data_format, dilations, dim_rounding_mode)
-        return a.finish(ENGINE.run_kernel("Conv2D", (x4, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.Conv2D, (x4, f), attrs), unbatch)
 
 
 def conv1d(
@@ -210,7 +211,7 @@ def conv1d(
         info = cu.conv_info(x4.shape, f4.shape, (1, s), (1, d), pad, dim_rounding_mode, op=op)
         attrs = {"strides": (1, s), "pad": pad, "data_format": "NHWC", "dilations": (1, d),
                  "dim_rounding_mode": dim_rounding_mode}  # fmt: skip
-        res = ENGINE.run_kernel("Conv2D", (x4, f4), attrs)
+        res = ENGINE.run_kernel(kn.Conv2D, (x4, f4), attrs)
         a.temps.append(res)
         _, _, width, channels = info.out_shape
         return a.reshape(res, (width, channels) if unbatch else (res.shape[0], width, channels), keep=True)
@@ -270,7 +271,7 @@ def conv2d_transpose(
         _check_transpose_shape(op, info, x4.shape, out_shape)
         attrs = {"input_shape": out_shape, "strides": s, "pad": pad, "data_format": "NHWC",
                  "dim_rounding_mode": dim_rounding_mode}  # fmt: skip
-        return a.finish(ENGINE.run_kernel("Conv2DBackpropInput", (x4, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.Conv2DBackpropInput, (x4, f), attrs), unbatch)
 
 
 def conv3d(
@@ -294,7 +295,7 @@ def conv3d(
         pad = cu.check_pad(pad, op, 3, explicit=False)
         cu.conv_info(x5.shape, f.shape, s, d, pad, op=op)
         attrs = {"strides": s, "pad": pad, "data_format": "NDHWC", "dilations": d}
-        return a.finish(ENGINE.run_kernel("Conv3D", (x5, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.Conv3D, (x5, f), attrs), unbatch)
 
 
 def conv3d_transpose(
@@ -313,7 +314,7 @@ def conv3d_transpose(
         info = cu.conv_info(out_shape, f.shape, s, 1, pad, op=op)
         _check_transpose_shape(op, info, x5.shape, out_shape)
         attrs = {"input_shape": out_shape, "strides": s, "pad": pad}
-        return a.finish(ENGINE.run_kernel("Conv3DBackpropInputV2", (x5, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.Conv3DBackpropInputV2, (x5, f), attrs), unbatch)
 
 
 def depthwise_conv2d(
@@ -330,7 +331,7 @@ def depthwise_conv2d(
         x4, f, attrs, _, unbatch = prepare_conv2d(
             a, x, filter, strides, pad, data_format, dilations, dim_rounding_mode, depthwise=True
         )
-        return a.finish(ENGINE.run_kernel("DepthwiseConv2dNative", (x4, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.DepthwiseConv2dNative, (x4, f), attrs), unbatch)
 
 
 def separable_conv2d(
@@ -396,7 +397,7 @@ def dilation2d(
         pad = cu.check_pad(pad, op, 2)
         cu.conv_info(x4.shape, (*f.shape, f.shape[2]), s, d, pad, op=op)
         attrs = {"strides": s, "pad": pad, "dilations": d}
-        return a.finish(ENGINE.run_kernel("Dilation2D", (x4, f), attrs), unbatch)
+        return a.finish(ENGINE.run_kernel(kn.Dilation2D, (x4, f), attrs), unbatch)
 
 
 __all__ = [

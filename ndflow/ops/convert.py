@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE, check_dtype, from_numpy, upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -171,10 +172,10 @@ def binary_inputs(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor, list[Tensor]
             ENGINE.dispose(temps)
             raise TypeError(f"{op}: cannot combine dtypes {a.dtype} and {b.dtype}") from None
         if a.dtype != dtype:
-            a = ENGINE.run_kernel("Cast", (a,), {"dtype": dtype})
+            a = ENGINE.run_kernel(kn.Cast, (a,), {"dtype": dtype})
             temps.append(a)
         if b.dtype != dtype:
-            b = ENGINE.run_kernel("Cast", (b,), {"dtype": dtype})
+            b = ENGINE.run_kernel(kn.Cast, (b,), {"dtype": dtype})
             temps.append(b)
     return a, b, temps
 
@@ -266,7 +267,7 @@ class converted_list:  # noqa: N801
                 dtype = upcast_type(dtype, t.dtype)
             for i, t in enumerate(tensors):
                 if t.dtype != dtype:
-                    tensors[i] = ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+                    tensors[i] = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": dtype})
                     self.temps.append(tensors[i])
             return tensors
         except BaseException:

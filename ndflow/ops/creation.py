@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE, check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor, Variable
@@ -93,7 +94,7 @@ def fill(shape: Shape, value: Any, dtype: str | None = None) -> Tensor:
     if isinstance(value, list | tuple | np.ndarray | Tensor):
         raise TypeError("fill: argument 'value' must be a single value")
     value = to_array(value, dtype, "fill").item() if dtype != "string" else str(value)
-    return ENGINE.run_kernel("Fill", (), {"shape": shape, "value": value, "dtype": dtype})
+    return ENGINE.run_kernel(kn.Fill, (), {"shape": shape, "value": value, "dtype": dtype})
 
 
 def zeros_like(x: Any) -> Tensor:
@@ -101,7 +102,7 @@ def zeros_like(x: Any) -> Tensor:
     with converted(x, "x", "zeros_like") as t:
         if t.dtype == "string":  # as TF.js: numeric tensors only
             raise TypeError("zeros_like: argument 'x' must be a numeric tensor, got a string tensor")
-        return ENGINE.run_kernel("ZerosLike", (t,), None)
+        return ENGINE.run_kernel(kn.ZerosLike, (t,), None)
 
 
 def ones_like(x: Any) -> Tensor:
@@ -109,7 +110,7 @@ def ones_like(x: Any) -> Tensor:
     with converted(x, "x", "ones_like") as t:
         if t.dtype == "string":  # as TF.js: numeric tensors only
             raise TypeError("ones_like: argument 'x' must be a numeric tensor, got a string tensor")
-        return ENGINE.run_kernel("OnesLike", (t,), None)
+        return ENGINE.run_kernel(kn.OnesLike, (t,), None)
 
 
 def _number(value: Any, op: str, arg: str) -> float:
@@ -123,7 +124,7 @@ def linspace(start: float, stop: float, num: int) -> Tensor:
     start, stop = _number(start, "linspace", "start"), _number(stop, "linspace", "stop")
     if isinstance(num, bool) or not isinstance(num, int | np.integer) or num <= 0:
         raise ValueError(f"linspace: argument 'num' must be a positive int, got {num!r}")
-    return ENGINE.run_kernel("LinSpace", (), {"start": start, "stop": stop, "num": int(num)})
+    return ENGINE.run_kernel(kn.LinSpace, (), {"start": start, "stop": stop, "num": int(num)})
 
 
 def range(start: float, stop: float | None = None, step: float = 1, dtype: str = "float32") -> Tensor:  # noqa: A001
@@ -136,7 +137,7 @@ def range(start: float, stop: float | None = None, step: float = 1, dtype: str =
         raise ValueError("range: argument 'step' must not be 0")
     if dtype not in ("float32", "int32"):
         raise TypeError(f"range: argument 'dtype' must be float32 or int32, got {dtype!r}")
-    return ENGINE.run_kernel("Range", (), {"start": start, "stop": stop, "step": step, "dtype": dtype})
+    return ENGINE.run_kernel(kn.Range, (), {"start": start, "stop": stop, "step": step, "dtype": dtype})
 
 
 def eye(
@@ -158,7 +159,7 @@ def eye(
 def clone(x: Any) -> Tensor:
     """A new tensor sharing ``x``'s data (no copy: tensors are immutable)."""
     with converted(x, "x", "clone") as t:
-        return ENGINE.run_kernel("Identity", (t,), None)
+        return ENGINE.run_kernel(kn.Identity, (t,), None)
 
 
 def variable(initial_value: Any, trainable: bool = True, name: str | None = None, dtype: str | None = None) -> Variable:
@@ -167,7 +168,7 @@ def variable(initial_value: Any, trainable: bool = True, name: str | None = None
         raise TypeError(f"variable: argument 'name' must be a string, got {type(name).__name__}")
     with converted(initial_value, "initial_value", "variable") as t:
         if dtype is not None and check_dtype(dtype, "variable") != t.dtype:
-            cast_t = ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+            cast_t = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": dtype})
             try:
                 return ENGINE.make_variable(cast_t, trainable, name)
             finally:

@@ -6,6 +6,7 @@ import re
 from contextlib import ExitStack
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -65,7 +66,7 @@ def einsum(equation: str, *tensors: Any) -> Tensor:
                         f"einsum: label {label!r} has size {sizes[label]} in one input and {dim} in tensors[{i}] "
                         f"(shape {list(t.shape)})"
                     )
-        return ENGINE.run_kernel("Einsum", tuple(ts), {"equation": re.sub(r"\s", "", equation)})
+        return ENGINE.run_kernel(kn.Einsum, tuple(ts), {"equation": re.sub(r"\s", "", equation)})
 
 
 __all__ = ["einsum"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .conv import ConvArgs, prepare_conv2d
@@ -145,7 +146,7 @@ def recorded_conv(depthwise: bool, record: list, **kwargs: Any) -> Tensor:
     keyword arguments, which also appends to ``record`` the kernel call it made, ``(kernel, inputs, attrs)``,
     when that call took the given tensors as they are (no conversion, cast or added batch axis): the same
     call is then valid for any tensors of the same shapes and dtypes, checks included."""
-    kernel, op = ("FusedDepthwiseConv2D", "fused.depthwise_conv2d") if depthwise else ("FusedConv2D", "fused.conv2d")
+    kernel, op = (kn.FusedDepthwiseConv2D, "fused.depthwise_conv2d") if depthwise else (kn.FusedConv2D, "fused.conv2d")
     return _fused_conv(
         kernel, op, depthwise, kwargs["x"], kwargs["filter"], kwargs["strides"], kwargs["pad"],
         kwargs.get("data_format", "NHWC"), kwargs.get("dilations", 1), kwargs.get("dim_rounding_mode"),
@@ -172,7 +173,7 @@ def conv2d(
     """``activation(conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments, as TF.js's config;
     ``add``, a tensor of the output's shape, is an ndflow extension)."""
     return _fused_conv(
-        "FusedConv2D", "fused.conv2d", False, x, filter, strides, pad, data_format, dilations,
+        kn.FusedConv2D, "fused.conv2d", False, x, filter, strides, pad, data_format, dilations,
         dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha, add,
     )  # fmt: skip
 
@@ -195,7 +196,7 @@ def depthwise_conv2d(
     """``activation(depthwise_conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments; ``add``
     is an ndflow extension)."""
     return _fused_conv(
-        "FusedDepthwiseConv2D", "fused.depthwise_conv2d", True, x, filter, strides, pad, data_format,
+        kn.FusedDepthwiseConv2D, "fused.depthwise_conv2d", True, x, filter, strides, pad, data_format,
         dilations, dim_rounding_mode, bias, activation, prelu_activation_weights, leakyrelu_alpha, add,
     )  # fmt: skip
 
@@ -244,7 +245,7 @@ def mat_mul(
             raise ValueError(f"{op}: activation 'prelu' needs prelu_activation_weights")
         attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "activation": activation,
                  "leakyrelu_alpha": _alpha(leakyrelu_alpha, op)}  # fmt: skip
-        return ENGINE.run_kernel("_FusedMatMul", tuple(inputs), attrs)
+        return ENGINE.run_kernel(kn._FusedMatMul, tuple(inputs), attrs)
 
 
 __all__ = ["conv2d", "depthwise_conv2d", "mat_mul"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from ._image_nms import (
@@ -93,7 +94,7 @@ def _choice(value: Any, choices: Sequence[str], arg: str, op: str) -> str:
 
 def _resize(kernel: str, op: str, images: Any, size: Any, align_corners: bool, half_pixel_centers: bool) -> Tensor:
     with _image(images, "images", op) as t:
-        if kernel == "ResizeNearestNeighbor" and t.dtype not in ("float32", "int32"):
+        if kernel == kn.ResizeNearestNeighbor and t.dtype not in ("float32", "int32"):
             raise TypeError(f"{op}: argument 'images' must be a float32 or int32 tensor, got a {t.dtype} tensor")
         _rank(t, (3, 4), "images", op)
         new_h, new_w = _size2(size, "size", op)
@@ -120,14 +121,14 @@ def resize_bilinear(
     images: Any, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
 ) -> Tensor:
     """Bilinear resize of an image (HWC) or a batch (NHWC) to ``size = [height, width]``; float32."""
-    return _resize("ResizeBilinear", "resize_bilinear", images, size, align_corners, half_pixel_centers)
+    return _resize(kn.ResizeBilinear, "resize_bilinear", images, size, align_corners, half_pixel_centers)
 
 
 def resize_nearest_neighbor(
     images: Any, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
 ) -> Tensor:
     """Nearest-neighbour resize of an image (HWC) or a batch (NHWC) of float32 or int32 to ``size``."""
-    return _resize("ResizeNearestNeighbor", "resize_nearest_neighbor", images, size, align_corners, half_pixel_centers)
+    return _resize(kn.ResizeNearestNeighbor, "resize_nearest_neighbor", images, size, align_corners, half_pixel_centers)
 
 
 # ----------------------------------------------------------------------------- crop, flip, rotate, transform
@@ -166,14 +167,14 @@ def crop_and_resize(
             "method": method,
             "extrapolation_value": _number(extrapolation_value, "extrapolation_value", op),
         }
-        return ENGINE.run_kernel("CropAndResize", (img, bx, ind), attrs)
+        return ENGINE.run_kernel(kn.CropAndResize, (img, bx, ind), attrs)
 
 
 def flip_left_right(image: Any) -> Tensor:
     """Mirror a batch of float32 images (NHWC) horizontally."""
     with _image(image, "image", "flip_left_right", "float32") as t:
         _rank(t, (4,), "image", "flip_left_right")
-        return ENGINE.run_kernel("FlipLeftRight", (t,), {})
+        return ENGINE.run_kernel(kn.FlipLeftRight, (t,), {})
 
 
 def rotate_with_offset(
@@ -206,7 +207,7 @@ def rotate_with_offset(
         else:
             middle = _number(center, "center", op)
         attrs = {"radians": radians, "fill_value": fill, "center": middle}
-        return ENGINE.run_kernel("RotateWithOffset", (t,), attrs)
+        return ENGINE.run_kernel(kn.RotateWithOffset, (t,), attrs)
 
 
 def transform(
@@ -236,7 +237,7 @@ def transform(
             "fill_value": _number(fill_value, "fill_value", op),
             "output_shape": None if output_shape is None else _size2(output_shape, "output_shape", op),
         }
-        return ENGINE.run_kernel("Transform", (t, tr), attrs)
+        return ENGINE.run_kernel(kn.Transform, (t, tr), attrs)
 
 
 # ----------------------------------------------------------------------------- colour

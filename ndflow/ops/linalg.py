@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted, converted_list, dispose_temps
@@ -62,7 +63,7 @@ def band_part(a: Any, num_lower: int | Tensor, num_upper: int | Tensor) -> Tenso
         try:
             lower = _band_bound(num_lower, "num_lower", m, "rows", temps)
             upper = _band_bound(num_upper, "num_upper", n, "columns", temps)
-            return _k("MatrixBandPart", t, lower, upper)
+            return _k(kn.MatrixBandPart, t, lower, upper)
         finally:
             dispose_temps(temps)
 
@@ -77,10 +78,10 @@ def _orthonormalize(rows: list[Tensor]) -> list[Tensor]:
     ys: list[Tensor] = []
     for x in rows:
         for y in ys:
-            coefficient = _k("Sum", _k("Multiply", y, x), axis=axes, keep_dims=False)
-            x = _k("Sub", x, _k("Multiply", coefficient, y))
-        length = _k("Sqrt", _k("Sum", _k("Square", x), axis=axes, keep_dims=False))
-        ys.append(_k("RealDiv", x, length))
+            coefficient = _k(kn.Sum, _k(kn.Multiply, y, x), axis=axes, keep_dims=False)
+            x = _k(kn.Sub, x, _k(kn.Multiply, coefficient, y))
+        length = _k(kn.Sqrt, _k(kn.Sum, _k(kn.Square, x), axis=axes, keep_dims=False))
+        ys.append(_k(kn.RealDiv, x, length))
     return ys
 
 
@@ -113,13 +114,13 @@ def gram_schmidt(xs: Any) -> Tensor | tuple[Tensor, ...]:
         if count > dim:
             raise ValueError(f"gram_schmidt: the number of vectors ({count}) exceeds the number of dimensions ({dim})")
         if count == 0:
-            return _k("Identity", t)
+            return _k(kn.Identity, t)
 
         def run() -> Tensor:
             rest = (0,) * (t.rank - 1)
-            rows = [_k("Slice", t, begin=(i, *rest), size=(1, *t.shape[1:])) for i in range(count)]
+            rows = [_k(kn.Slice, t, begin=(i, *rest), size=(1, *t.shape[1:])) for i in range(count)]
             ys = _orthonormalize(rows)
-            return ys[0] if count == 1 else _k("Concat", *ys, axis=0)
+            return ys[0] if count == 1 else _k(kn.Concat, *ys, axis=0)
 
         return ENGINE.tidy(None, run, (), {})
 
@@ -134,31 +135,31 @@ def _householder_step(r: Tensor, q: Tensor, j: int, consts: dict[str, Tensor]) -
     outer, zeros = tuple(outer), (0,) * len(outer)
     matrix_axes = (len(outer), len(outer) + 1)
     one, minus_one, zero = consts["one"], consts["minus_one"], consts["zero"]
-    column = _k("Slice", r, begin=zeros + (j, j), size=outer + (m - j, 1))
-    norm = _k("Sqrt", _k("Sum", _k("Square", column), axis=matrix_axes, keep_dims=True))
-    pivot = _k("Slice", r, begin=zeros + (j, j), size=outer + (1, 1))
-    sign = _k("Select", _k("Greater", pivot, zero), minus_one, one)
-    u1 = _k("Sub", pivot, _k("Multiply", sign, norm))
+    column = _k(kn.Slice, r, begin=zeros + (j, j), size=outer + (m - j, 1))
+    norm = _k(kn.Sqrt, _k(kn.Sum, _k(kn.Square, column), axis=matrix_axes, keep_dims=True))
+    pivot = _k(kn.Slice, r, begin=zeros + (j, j), size=outer + (1, 1))
+    sign = _k(kn.Select, _k(kn.Greater, pivot, zero), minus_one, one)
+    u1 = _k(kn.Sub, pivot, _k(kn.Multiply, sign, norm))
     # A column that is already zero needs no reflection (TF.js divides by zero and returns NaN).
-    flat = _k("Equal", norm, zero)
-    w = _k("RealDiv", column, _k("Select", flat, one, u1))
+    flat = _k(kn.Equal, norm, zero)
+    w = _k(kn.RealDiv, column, _k(kn.Select, flat, one, u1))
     if m - j > 1:
-        w = _k("Concat", one, _k("Slice", w, begin=zeros + (1, 0), size=outer + (m - j - 1, 1)), axis=len(outer))
+        w = _k(kn.Concat, one, _k(kn.Slice, w, begin=zeros + (1, 0), size=outer + (m - j - 1, 1)), axis=len(outer))
     else:
         w = one
-    tau = _k("Neg", _k("RealDiv", _k("Multiply", sign, u1), _k("Select", flat, one, norm)))
-    tau_w = _k("Multiply", _k("Select", flat, zero, tau), w)
+    tau = _k(kn.Neg, _k(kn.RealDiv, _k(kn.Multiply, sign, u1), _k(kn.Select, flat, one, norm)))
+    tau_w = _k(kn.Multiply, _k(kn.Select, flat, zero, tau), w)
     plain = {"transpose_a": False, "transpose_b": False}
-    r_tail = _k("Slice", r, begin=zeros + (j, 0), size=outer + (m - j, n))
-    w_r = _k("BatchMatMul", w, r_tail, transpose_a=True, transpose_b=False)
-    r_tail = _k("Sub", r_tail, _k("BatchMatMul", tau_w, w_r, **plain))
-    q_tail = _k("Slice", q, begin=zeros + (0, j), size=outer + (m, m - j))
-    q_w = _k("BatchMatMul", q_tail, w, **plain)
-    q_tail = _k("Sub", q_tail, _k("BatchMatMul", q_w, tau_w, transpose_a=False, transpose_b=True))
+    r_tail = _k(kn.Slice, r, begin=zeros + (j, 0), size=outer + (m - j, n))
+    w_r = _k(kn.BatchMatMul, w, r_tail, transpose_a=True, transpose_b=False)
+    r_tail = _k(kn.Sub, r_tail, _k(kn.BatchMatMul, tau_w, w_r, **plain))
+    q_tail = _k(kn.Slice, q, begin=zeros + (0, j), size=outer + (m, m - j))
+    q_w = _k(kn.BatchMatMul, q_tail, w, **plain)
+    q_tail = _k(kn.Sub, q_tail, _k(kn.BatchMatMul, q_w, tau_w, transpose_a=False, transpose_b=True))
     if j == 0:
         return r_tail, q_tail
-    r = _k("Concat", _k("Slice", r, begin=zeros + (0, 0), size=outer + (j, n)), r_tail, axis=len(outer))
-    q = _k("Concat", _k("Slice", q, begin=zeros + (0, 0), size=outer + (m, j)), q_tail, axis=len(outer) + 1)
+    r = _k(kn.Concat, _k(kn.Slice, r, begin=zeros + (0, 0), size=outer + (j, n)), r_tail, axis=len(outer))
+    q = _k(kn.Concat, _k(kn.Slice, q, begin=zeros + (0, 0), size=outer + (m, j)), q_tail, axis=len(outer) + 1)
     return r, q
 
 
@@ -174,10 +175,10 @@ def _qr(t: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor]:
         r, q = ENGINE.tidy(None, _householder_step, (r, q, j, consts), {})
         dispose_temps(previous)
     if r is t:
-        r = _k("Identity", t)
+        r = _k(kn.Identity, t)
     if not full_matrices and m > n:
-        q = _k("Slice", q, begin=zeros, size=outer + (m, n))
-        r = _k("Slice", r, begin=zeros, size=outer + (n, n))
+        q = _k(kn.Slice, q, begin=zeros, size=outer + (m, n))
+        r = _k(kn.Slice, r, begin=zeros, size=outer + (n, n))
     return q, r
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .arithmetic import run_binary
@@ -13,32 +14,32 @@ from .unary import dtype_error, run_typed_unary
 
 def equal(a: Any, b: Any) -> Tensor:
     """a == b element-wise (bool)."""
-    return run_binary("Equal", "equal", a, b, numeric=False)
+    return run_binary(kn.Equal, "equal", a, b, numeric=False)
 
 
 def not_equal(a: Any, b: Any) -> Tensor:
     """a != b element-wise (bool)."""
-    return run_binary("NotEqual", "not_equal", a, b, numeric=False)
+    return run_binary(kn.NotEqual, "not_equal", a, b, numeric=False)
 
 
 def greater(a: Any, b: Any) -> Tensor:
     """a > b element-wise (bool); strings compare lexicographically."""
-    return run_binary("Greater", "greater", a, b, numeric=False)
+    return run_binary(kn.Greater, "greater", a, b, numeric=False)
 
 
 def greater_equal(a: Any, b: Any) -> Tensor:
     """a >= b element-wise (bool)."""
-    return run_binary("GreaterEqual", "greater_equal", a, b, numeric=False)
+    return run_binary(kn.GreaterEqual, "greater_equal", a, b, numeric=False)
 
 
 def less(a: Any, b: Any) -> Tensor:
     """a < b element-wise (bool)."""
-    return run_binary("Less", "less", a, b, numeric=False)
+    return run_binary(kn.Less, "less", a, b, numeric=False)
 
 
 def less_equal(a: Any, b: Any) -> Tensor:
     """a <= b element-wise (bool)."""
-    return run_binary("LessEqual", "less_equal", a, b, numeric=False)
+    return run_binary(kn.LessEqual, "less_equal", a, b, numeric=False)
 
 
 def _run_logical(kernel: str, op: str, a: Any, b: Any) -> Tensor:
@@ -58,22 +59,22 @@ def _run_logical(kernel: str, op: str, a: Any, b: Any) -> Tensor:
 
 def logical_and(a: Any, b: Any) -> Tensor:
     """a AND b for bool tensors, with broadcasting."""
-    return _run_logical("LogicalAnd", "logical_and", a, b)
+    return _run_logical(kn.LogicalAnd, "logical_and", a, b)
 
 
 def logical_or(a: Any, b: Any) -> Tensor:
     """a OR b for bool tensors, with broadcasting."""
-    return _run_logical("LogicalOr", "logical_or", a, b)
+    return _run_logical(kn.LogicalOr, "logical_or", a, b)
 
 
 def logical_xor(a: Any, b: Any) -> Tensor:
     """a XOR b for bool tensors, with broadcasting (TF.js composes it of and/or/not; same values)."""
-    return _run_logical("LogicalXor", "logical_xor", a, b)
+    return _run_logical(kn.LogicalXor, "logical_xor", a, b)
 
 
 def logical_not(x: Any) -> Tensor:
     """NOT x for a bool tensor."""
-    return run_typed_unary("LogicalNot", "logical_not", x, ("bool",))
+    return run_typed_unary(kn.LogicalNot, "logical_not", x, ("bool",))
 
 
 def bitwise_and(x: Any, y: Any) -> Tensor:
@@ -96,7 +97,7 @@ def bitwise_and(x: Any, y: Any) -> Tensor:
                 raise TypeError(
                     f"bitwise_and: arguments 'x' and 'y' must be int32 tensors, got {tx.dtype} and {ty.dtype}"
                 )
-        return ENGINE.run_kernel("BitwiseAnd", (tx, ty), None)
+        return ENGINE.run_kernel(kn.BitwiseAnd, (tx, ty), None)
     finally:
         dispose_temps([t for t, src in ((tx, x), (ty, y)) if t is not src])
 
@@ -109,7 +110,7 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
         a, b, temps = binary_inputs(a, b, "where")
         try:
             broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
-            return ENGINE.run_kernel("Select", (cond, a, b), None)
+            return ENGINE.run_kernel(kn.Select, (cond, a, b), None)
         finally:
             dispose_temps(temps)
 

@@ -11,9 +11,11 @@ import enum
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import get_kernel
 from ..core.tensor import Tensor
+from ._custom_grad import custom_grad
 from .activation import relu
 from .arithmetic import add, div, minimum, mul, squared_difference, sub
 from .convert import broadcast_shape, normalize_axes
@@ -194,8 +196,8 @@ def log_loss(
 
 def _log1p(x: Tensor) -> Tensor:
     """log(1 + x): the Log1p kernel where the backend has one, else log(add(1, x))."""
-    if get_kernel("Log1p", ENGINE.get_backend()) is not None:
-        return ENGINE.run_kernel("Log1p", (x,), None)
+    if get_kernel(kn.Log1p, ENGINE.get_backend()) is not None:
+        return ENGINE.run_kernel(kn.Log1p, (x,), None)
     return log(add(scalar(1), x))
 
 
@@ -229,8 +231,6 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
     Its gradient is TF.js's custom one, ``dy * (softmax - labels)`` for the logits (a handful of
     kernels, not the chain rule through max / exp / log / sum); for the labels the exact ``-dy * log_softmax``
     (TF.js gives ``dy * (labels - softmax)`` there, which is not the derivative)."""
-    from ..gradients.api import custom_grad
-
     dim = logits.rank - 1
 
     def forward(labels: Tensor, logits: Tensor, save: Callable) -> tuple:

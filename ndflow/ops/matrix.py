@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.dtypes import upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -32,7 +33,7 @@ def mat_mul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False
                 )
             broadcast_shape(a.shape[:-2], b.shape[:-2], "mat_mul")
         attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
-        return ENGINE.run_kernel("BatchMatMul", (a, b), attrs)
+        return ENGINE.run_kernel(kn.BatchMatMul, (a, b), attrs)
     finally:
         dispose_temps(temps)
 
@@ -55,7 +56,7 @@ def _operands(a: Any, b: Any, names: tuple[str, str], op: str) -> tuple[Tensor, 
         dtype = upcast_type(ts[0].dtype, ts[1].dtype)
         for i, t in enumerate(ts):
             if t.dtype != dtype:
-                ts[i] = ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+                ts[i] = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": dtype})
                 temps.append(ts[i])
         return ts[0], ts[1], temps
     except BaseException:
@@ -65,15 +66,15 @@ def _operands(a: Any, b: Any, names: tuple[str, str], op: str) -> tuple[Tensor, 
 
 def _product(a: Tensor, b: Tensor, shape_a: tuple, shape_b: tuple, shape_out: tuple) -> Tensor:
     """``a @ b`` with both viewed as matrices, the result viewed as ``shape_out``."""
-    a2 = ENGINE.run_kernel("Reshape", (a,), {"shape": shape_a})
-    b2 = ENGINE.run_kernel("Reshape", (b,), {"shape": shape_b})
+    a2 = ENGINE.run_kernel(kn.Reshape, (a,), {"shape": shape_a})
+    b2 = ENGINE.run_kernel(kn.Reshape, (b,), {"shape": shape_b})
     try:
-        product = ENGINE.run_kernel("BatchMatMul", (a2, b2), {"transpose_a": False, "transpose_b": False})
+        product = ENGINE.run_kernel(kn.BatchMatMul, (a2, b2), {"transpose_a": False, "transpose_b": False})
     finally:
         dispose_temps([a2, b2])
     if product.shape == shape_out:
         return product
-    result = ENGINE.run_kernel("Reshape", (product,), {"shape": shape_out})
+    result = ENGINE.run_kernel(kn.Reshape, (product,), {"shape": shape_out})
     product.dispose()
     return result
 
@@ -116,7 +117,7 @@ def diag(x: Any) -> Tensor:
     with converted(x, "x", "diag") as t:
         if t.dtype == "string":
             raise TypeError("diag: argument 'x' must be numeric, got a string tensor")
-        return ENGINE.run_kernel("Diag", (t,), None)
+        return ENGINE.run_kernel(kn.Diag, (t,), None)
 
 
 # ----------------------------------------------------------------------------- norms
@@ -125,7 +126,7 @@ Ord = float | str
 
 
 def _abs(t: Tensor) -> Tensor:
-    return ENGINE.run_kernel("ComplexAbs" if t.dtype == "complex64" else "Abs", (t,), None)
+    return ENGINE.run_kernel(kn.ComplexAbs if t.dtype == "complex64" else kn.Abs, (t,), None)
 
 
 def _reduce(kernel: str, t: Tensor, axes: tuple[int, ...]) -> Tensor:
@@ -135,7 +136,7 @@ def _reduce(kernel: str, t: Tensor, axes: tuple[int, ...]) -> Tensor:
 def _sqrt(t: Tensor, ord: Ord, op: str) -> Tensor:  # noqa: A002
     if t.dtype != "float32":  # TF.js's sqrt takes float32 only
         raise TypeError(f"{op}: ord {ord!r} takes a square root, which needs float32 input, got {t.dtype}")
-    return ENGINE.run_kernel("Sqrt", (t,), None)
+    return ENGINE.run_kernel(kn.Sqrt, (t,), None)
 
 
 def _bad_ord(ord: Ord, kind: str, op: str) -> ValueError:  # noqa: A002
@@ -151,26 +152,26 @@ def _norm(t: Tensor, ord: Ord, axis: Any, op: str) -> Tensor:  # noqa: A002
     if t.rank == 1 or axis is None or not is_list or len(axis) == 1:  # no axis: all values as one vector
         axes = _axes(axis, t.rank, op)
         if ord == 1:
-            return _reduce("Sum", _abs(t), axes)
+            return _reduce(kn.Sum, _abs(t), axes)
         if ord == math.inf:
-            return _reduce("Max", _abs(t), axes)
+            return _reduce(kn.Max, _abs(t), axes)
         if ord == -math.inf:
-            return _reduce("Min", _abs(t), axes)
+            return _reduce(kn.Min, _abs(t), axes)
         if ord in ("euclidean", 2):
-            squared = ENGINE.run_kernel("Square", (_abs(t),), None)
-            return _sqrt(_reduce("Sum", squared, axes), ord, op)
+            squared = ENGINE.run_kernel(kn.Square, (_abs(t),), None)
+            return _sqrt(_reduce(kn.Sum, squared, axes), ord, op)
         raise _bad_ord(ord, "vector", op)
     if len(axis) == 2:
         rows, cols = _axes(axis, t.rank, op, keep_order=True)
         if ord == 1:  # the largest column sum: sum the rows away, then the largest over the columns
-            return _reduce("Max", _reduce("Sum", _abs(t), (rows,)), (cols - (cols > rows),))
+            return _reduce(kn.Max, _reduce(kn.Sum, _abs(t), (rows,)), (cols - (cols > rows),))
         if ord in (math.inf, -math.inf):  # the largest (smallest) row sum
-            kernel = "Max" if ord == math.inf else "Min"
-            return _reduce(kernel, _reduce("Sum", _abs(t), (cols,)), (rows - (rows > cols),))
+            kernel = kn.Max if ord == math.inf else kn.Min
+            return _reduce(kernel, _reduce(kn.Sum, _abs(t), (cols,)), (rows - (rows > cols),))
         if ord in ("fro", "euclidean"):
             magnitude = _abs(t) if t.dtype == "complex64" else t
-            squared = ENGINE.run_kernel("Square", (magnitude,), None)
-            return _sqrt(_reduce("Sum", squared, tuple(sorted((rows, cols)))), ord, op)
+            squared = ENGINE.run_kernel(kn.Square, (magnitude,), None)
+            return _sqrt(_reduce(kn.Sum, squared, tuple(sorted((rows, cols)))), ord, op)
         raise _bad_ord(ord, "matrix", op)
     raise ValueError(f"{op}: invalid axis {list(axis)}: give None, one axis or two axes (a matrix norm)")
 
@@ -197,7 +198,7 @@ def _norm_op(x: Any, ord: Ord, axis: Any, keep_dims: bool, op: str) -> Tensor:  
                 return result
             axes = _axes(axis, t.rank, op)
             shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
-            return ENGINE.run_kernel("Reshape", (result,), {"shape": shape})
+            return ENGINE.run_kernel(kn.Reshape, (result,), {"shape": shape})
 
         return ENGINE.tidy(None, run, (), {})
 

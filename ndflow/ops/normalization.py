@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.broadcast_util import broadcasts_to
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -69,7 +70,7 @@ def _batch_norm(
                 )
         inputs = [t, m, tensors["variance"]] + [tensors[n] for n in ("offset", "scale") if n in tensors]
         attrs = {"variance_epsilon": eps, "has_offset": "offset" in tensors, "has_scale": "scale" in tensors}
-        return ENGINE.run_kernel("FusedBatchNorm", tuple(inputs), attrs)
+        return ENGINE.run_kernel(kn.FusedBatchNorm, tuple(inputs), attrs)
     finally:
         for name, p in tensors.items():
             if p is not given[name]:
@@ -128,16 +129,16 @@ def local_response_normalization(
     with converted(x, "x", op) as t:
         _real(t, op, "x")
         if t.rank == 4:
-            return ENGINE.run_kernel("LRN", (t,), attrs)
+            return ENGINE.run_kernel(kn.LRN, (t,), attrs)
         if t.rank != 3:
             raise ValueError(f"{op}: argument 'x' must be rank 3 or 4, got rank {t.rank}")
-        batched = ENGINE.run_kernel("Reshape", (t,), {"shape": (1, *t.shape)})
+        batched = ENGINE.run_kernel(kn.Reshape, (t,), {"shape": (1, *t.shape)})
         try:
-            res = ENGINE.run_kernel("LRN", (batched,), attrs)
+            res = ENGINE.run_kernel(kn.LRN, (batched,), attrs)
         finally:
             batched.dispose()
         try:
-            return ENGINE.run_kernel("Reshape", (res,), {"shape": t.shape})
+            return ENGINE.run_kernel(kn.Reshape, (res,), {"shape": t.shape})
         finally:
             res.dispose()
 
@@ -170,7 +171,7 @@ def log_softmax(logits: Any, axis: int = -1) -> Tensor:
         _real(t, op, "logits")
         if t.rank == 0:
             raise ValueError(f"{op}: argument 'logits' must have rank >= 1, got a scalar")
-        return ENGINE.run_kernel("LogSoftmax", (t,), {"axis": normalize_axis(axis, t.rank, op)})
+        return ENGINE.run_kernel(kn.LogSoftmax, (t,), {"axis": normalize_axis(axis, t.rank, op)})
 
 
 __all__ = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -43,20 +44,20 @@ def _run_batched(kernel: str, t: Tensor, rank: int, attrs_for: Any, op: str) -> 
         raise ValueError(f"{op}: argument 'x' must be rank {rank} or {rank - 1}, got rank {t.rank}")
     if t.rank == rank:
         return ENGINE.run_kernel(kernel, (t,), attrs_for(t.shape))
-    batched = ENGINE.run_kernel("Reshape", (t,), {"shape": (1, *t.shape)})
+    batched = ENGINE.run_kernel(kn.Reshape, (t,), {"shape": (1, *t.shape)})
     try:
         attrs = attrs_for(batched.shape)
         res = ENGINE.run_kernel(kernel, (batched,), attrs)
     finally:
         batched.dispose()
     try:
-        return ENGINE.run_kernel("Reshape", (res,), {"shape": res.shape[1:]})
+        return ENGINE.run_kernel(kn.Reshape, (res,), {"shape": res.shape[1:]})
     finally:
         res.dispose()
 
 
 def _pool2d(kernel: str, op: str, x: Any, filter_size: Any, strides: Any, pad: Any, mode: str | None) -> Tensor:
-    float_only = kernel == "AvgPool"
+    float_only = kernel == kn.AvgPool
     with converted(x, "x", op, "float32" if float_only else None) as t:
         _check_numeric(t, op, float_only)
 
@@ -68,18 +69,18 @@ def _pool2d(kernel: str, op: str, x: Any, filter_size: Any, strides: Any, pad: A
 
 def max_pool(x: Any, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None) -> Tensor:
     """2D max pooling of an NHWC (or HWC) tensor; keeps the dtype; NaN is ignored."""
-    return _pool2d("MaxPool", "max_pool", x, filter_size, strides, pad, dim_rounding_mode)
+    return _pool2d(kn.MaxPool, "max_pool", x, filter_size, strides, pad, dim_rounding_mode)
 
 
 def avg_pool(x: Any, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None) -> Tensor:
     """2D average pooling of a float32 NHWC (or HWC) tensor over the input positions of each window."""
-    return _pool2d("AvgPool", "avg_pool", x, filter_size, strides, pad, dim_rounding_mode)
+    return _pool2d(kn.AvgPool, "avg_pool", x, filter_size, strides, pad, dim_rounding_mode)
 
 
 def _pool3d(
     kernel: str, op: str, x: Any, filter_size: Any, strides: Any, pad: Any, mode: str | None, data_format: str
 ) -> Tensor:
-    float_only = kernel == "AvgPool3D"
+    float_only = kernel == kn.AvgPool3D
     if strides is None or pad is None:
         raise TypeError(f"{op}: arguments 'strides' and 'pad' are required")
     with converted(x, "x", op, "float32" if float_only else None) as t:
@@ -103,7 +104,7 @@ def max_pool3d(
     data_format: str = "NDHWC",
 ) -> Tensor:
     """3D max pooling of an NDHWC (or DHWC) tensor; float32 out, as TF.js; NaN is ignored."""
-    return _pool3d("MaxPool3D", "max_pool3d", x, filter_size, strides, pad, dim_rounding_mode, data_format)
+    return _pool3d(kn.MaxPool3D, "max_pool3d", x, filter_size, strides, pad, dim_rounding_mode, data_format)
 
 
 def avg_pool3d(
@@ -115,7 +116,7 @@ def avg_pool3d(
     data_format: str = "NDHWC",
 ) -> Tensor:
     """3D average pooling of a float32 NDHWC (or DHWC) tensor over the input positions of each window."""
-    return _pool3d("AvgPool3D", "avg_pool3d", x, filter_size, strides, pad, dim_rounding_mode, data_format)
+    return _pool3d(kn.AvgPool3D, "avg_pool3d", x, filter_size, strides, pad, dim_rounding_mode, data_format)
 
 
 def max_pool_with_argmax(
@@ -130,7 +131,7 @@ def max_pool_with_argmax(
             raise ValueError(f"{op}: argument 'x' must be rank 4, got rank {t.rank}")
         info = pool2d_info(t.shape[1:3], filter_size, strides, 1, pad, None, op)
         attrs = {**info.attrs(pad, None), "include_batch_in_index": bool(include_batch_in_index)}
-        result, indexes = ENGINE.run_kernel("MaxPoolWithArgmax", (t,), attrs)
+        result, indexes = ENGINE.run_kernel(kn.MaxPoolWithArgmax, (t,), attrs)
         return MaxPoolWithArgmaxResult(result, indexes)
 
 
@@ -149,7 +150,7 @@ def _zero_pad(t: Tensor, paddings: list[tuple[int, int]]) -> Tensor:
                 parts.append(zeros(shape, t.dtype) if n else None)
             pieces = [p for p in (parts[0], result, parts[1]) if p is not None]
             result = concat(pieces, axis) if len(pieces) > 1 else result
-        return result if result is not t else ENGINE.run_kernel("Identity", (t,), None)
+        return result if result is not t else ENGINE.run_kernel(kn.Identity, (t,), None)
 
     return ENGINE.tidy(None, run, (), {})
 
@@ -175,7 +176,7 @@ def pool(
         pad = "valid"
     if pooling_type not in ("max", "avg"):
         raise ValueError(f"{op}: argument 'pooling_type' must be 'max' or 'avg', got {pooling_type!r}")
-    kernel = "AvgPool" if pooling_type == "avg" else "MaxPool"
+    kernel = kn.AvgPool if pooling_type == "avg" else kn.MaxPool
     d = parse_tuple(dilations, 2, op, "dilations")
     s = parse_tuple(strides, 2, op, "strides")
     if d != (1, 1) and s != (1, 1):
@@ -188,7 +189,7 @@ def pool(
         raise ValueError(f"{op}: with dilations > 1, pad must be 'same' or 'valid', got {pad!r}")
     if dim_rounding_mode is not None:
         raise ValueError(f"{op}: dim_rounding_mode needs a numeric pad, which dilations > 1 do not take")
-    float_only = kernel == "AvgPool"
+    float_only = kernel == kn.AvgPool
     with converted(input, "x", op, "float32" if float_only else None) as t:
         _check_numeric(t, op, float_only)
         if t.rank not in (3, 4):

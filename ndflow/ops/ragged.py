@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .sparse_dense import _Args
@@ -77,7 +78,7 @@ def ragged_gather(
                 f"{op}: output_ragged_rank must be indices.rank + len(params_nested_splits) - 1 = {expected}, "
                 f"got {output_ragged_rank}"
             )
-        result = ENGINE.run_kernel("RaggedGather", (*split_ts, values, idx), {"output_ragged_rank": expected})
+        result = ENGINE.run_kernel(kn.RaggedGather, (*split_ts, values, idx), {"output_ragged_rank": expected})
         return RaggedGatherResult(tuple(result[:-1]), result[-1])
 
 
@@ -99,7 +100,7 @@ def ragged_range(starts: Any, limits: Any, deltas: Any) -> RaggedRangeResult:
                 sizes[name] = t.shape[0]
         if len(set(sizes.values())) > 1:
             raise ValueError(f"{op}: starts, limits and deltas must have the same length, got {sizes}")
-        return RaggedRangeResult(*ENGINE.run_kernel("RaggedRange", (s, lim, d)))
+        return RaggedRangeResult(*ENGINE.run_kernel(kn.RaggedRange, (s, lim, d)))
 
 
 def _check_partition_types(op: str, types: Any, count: int) -> tuple[str, ...]:
@@ -164,7 +165,7 @@ def ragged_tensor_to_tensor(
         if parts[0].size == 0:
             raise ValueError(f"{op}: row_partition_tensors[0] must hold at least one element")
         return ENGINE.run_kernel(
-            "RaggedTensorToTensor", (shape_t, vals, default, *parts), {"row_partition_types": types}
+            kn.RaggedTensorToTensor, (shape_t, vals, default, *parts), {"row_partition_types": types}
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -155,16 +156,16 @@ def multinomial(logits: Any, num_samples: int, seed: Seed = None, normalized: bo
             raise ValueError(f"{op}: needs at least 2 outcomes, got {x.size} (logits shape {list(x.shape)})")
         if x.rank > 2:
             raise ValueError(f"{op}: argument 'logits' must have rank 1 or 2, got rank {x.rank}")
-        x2 = x if x.rank == 2 else ENGINE.run_kernel("Reshape", (x,), {"shape": (1, x.size)})
+        x2 = x if x.rank == 2 else ENGINE.run_kernel(kn.Reshape, (x,), {"shape": (1, x.size)})
         attrs = {"num_samples": int(num_samples), "seed": _seed_value(seed, op), "normalized": bool(normalized)}
         try:
-            result = ENGINE.run_kernel("Multinomial", (x2,), attrs)
+            result = ENGINE.run_kernel(kn.Multinomial, (x2,), attrs)
         finally:
             if x2 is not x:
                 x2.dispose()
         if x.rank == 2:
             return result
-        flat = ENGINE.run_kernel("Reshape", (result,), {"shape": (int(num_samples),)})
+        flat = ENGINE.run_kernel(kn.Reshape, (result,), {"shape": (int(num_samples),)})
         result.dispose()
         return flat
     finally:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import compiled
+from ..core import kernel_names as kn
+from ..core.dispatch import compiled
 from ..core.dtypes import check_dtype, upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -34,25 +35,25 @@ def _reduce(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tensor
         return ENGINE.run_kernel(kernel, (t,), {"axis": axes, "keep_dims": bool(keep_dims)})
 
 
-@compiled.reduce_all_op("Sum")
+@compiled.reduce_all_op(kn.Sum)
 def sum(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (all axes by default); bool sums as int32."""
-    return _reduce("Sum", "sum", x, axis, keep_dims)
+    return _reduce(kn.Sum, "sum", x, axis, keep_dims)
 
 
 def mean(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
     """Mean over ``axis`` (all axes by default), as float32."""
-    return _reduce("Mean", "mean", x, axis, keep_dims)
+    return _reduce(kn.Mean, "mean", x, axis, keep_dims)
 
 
 def max(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Maximum over ``axis`` (all axes by default)."""
-    return _reduce("Max", "max", x, axis, keep_dims)
+    return _reduce(kn.Max, "max", x, axis, keep_dims)
 
 
 def min(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Minimum over ``axis`` (all axes by default)."""
-    return _reduce("Min", "min", x, axis, keep_dims)
+    return _reduce(kn.Min, "min", x, axis, keep_dims)
 
 
 def prod(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
@@ -62,10 +63,10 @@ def prod(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
         axes = normalize_axes(axis, t.rank, "prod")
         attrs = {"axis": axes, "keep_dims": bool(keep_dims)}
         if t.dtype != "bool":
-            return ENGINE.run_kernel("Prod", (t,), attrs)
-        as_int = ENGINE.run_kernel("Cast", (t,), {"dtype": "int32"})  # as TF.js: Prod has no bool kernel
+            return ENGINE.run_kernel(kn.Prod, (t,), attrs)
+        as_int = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": "int32"})  # as TF.js: Prod has no bool kernel
         try:
-            return ENGINE.run_kernel("Prod", (as_int,), attrs)
+            return ENGINE.run_kernel(kn.Prod, (as_int,), attrs)
         finally:
             as_int.dispose()
 
@@ -80,12 +81,12 @@ def _logical(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tenso
 
 def all(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Logical AND over ``axis`` (all axes by default) of a bool tensor; True over no elements."""
-    return _logical("All", "all", x, axis, keep_dims)
+    return _logical(kn.All, "all", x, axis, keep_dims)
 
 
 def any(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Logical OR over ``axis`` (all axes by default) of a bool tensor; False over no elements."""
-    return _logical("Any", "any", x, axis, keep_dims)
+    return _logical(kn.Any, "any", x, axis, keep_dims)
 
 
 def _arg(kernel: str, op: str, x: Any, axis: Any) -> Tensor:
@@ -100,12 +101,12 @@ def _arg(kernel: str, op: str, x: Any, axis: Any) -> Tensor:
 
 def arg_max(x: Any, axis: int = 0) -> Tensor:
     """Index (int32) of the largest value along ``axis``; the first one on ties."""
-    return _arg("ArgMax", "arg_max", x, axis)
+    return _arg(kn.ArgMax, "arg_max", x, axis)
 
 
 def arg_min(x: Any, axis: int = 0) -> Tensor:
     """Index (int32) of the smallest value along ``axis``; the first one on ties."""
-    return _arg("ArgMin", "arg_min", x, axis)
+    return _arg(kn.ArgMin, "arg_min", x, axis)
 
 
 def log_sum_exp(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:

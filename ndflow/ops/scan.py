@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted, normalize_axis
@@ -23,12 +24,12 @@ def _scan(kernel: str, op: str, x: Any, axis: int, exclusive: bool, reverse: boo
 
 def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
     """Running sum along ``axis``; ``exclusive`` leaves out each own value, ``reverse`` runs from the end."""
-    return _scan("Cumsum", "cumsum", x, axis, exclusive, reverse)
+    return _scan(kn.Cumsum, "cumsum", x, axis, exclusive, reverse)
 
 
 def cumprod(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
     """Running product along ``axis``; ``exclusive`` leaves out each own value, ``reverse`` runs from the end."""
-    return _scan("Cumprod", "cumprod", x, axis, exclusive, reverse)
+    return _scan(kn.Cumprod, "cumprod", x, axis, exclusive, reverse)
 
 
 __all__ = ["cumsum", "cumprod"]

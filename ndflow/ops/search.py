@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted, normalize_axis
@@ -50,7 +51,7 @@ def topk(x: Any, k: int = 1, sorted: bool = True) -> TopKResult:
         last = t.shape[-1]
         if not 0 <= k <= last:
             raise ValueError(f"topk: argument 'k' must be in [0, {last}] (the last dimension), got {k}")
-        values, indices = ENGINE.run_kernel("TopK", (t,), {"k": int(k), "sorted": bool(sorted)})
+        values, indices = ENGINE.run_kernel(kn.TopK, (t,), {"k": int(k), "sorted": bool(sorted)})
         return TopKResult(values, indices)
 
 
@@ -63,7 +64,7 @@ def unique(x: Any, axis: int = 0) -> UniqueResult:
         if t.rank == 0:
             raise ValueError("unique: argument 'x' must have rank 1 or higher, got a scalar")
         axis = normalize_axis(axis, t.rank, "unique")
-        values, indices = ENGINE.run_kernel("Unique", (t,), {"axis": axis})
+        values, indices = ENGINE.run_kernel(kn.Unique, (t,), {"axis": axis})
         return UniqueResult(values, indices)
 
 
@@ -92,7 +93,7 @@ def _search_sorted(sorted_sequence: Any, values: Any, side: str, op: str) -> Ten
             )
         seq2, v2 = reshape(seq, [rows, n]), reshape(v, [rows, m])
         try:
-            found = ENGINE.run_kernel("SearchSorted", (seq2, v2), {"side": side})
+            found = ENGINE.run_kernel(kn.SearchSorted, (seq2, v2), {"side": side})
         finally:
             ENGINE.dispose([seq2, v2])
         if found.shape == v.shape:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -39,7 +40,7 @@ def bincount(x: Any, weights: Any, size: int) -> Tensor:
     size = _count("size", size, "bincount")
     with converted(x, "x", "bincount") as t, converted(weights, "weights", "bincount") as w:
         _bincount_inputs("bincount", t, w)
-        return ENGINE.run_kernel("Bincount", (t, w), {"size": size})
+        return ENGINE.run_kernel(kn.Bincount, (t, w), {"size": size})
 
 
 def dense_bincount(x: Any, weights: Any, size: int, binary_output: bool = False) -> Tensor:
@@ -54,7 +55,7 @@ def dense_bincount(x: Any, weights: Any, size: int, binary_output: bool = False)
             raise ValueError(
                 f"{op}: argument 'weights' must have the shape of 'x' {list(t.shape)} or be empty, got {list(w.shape)}"
             )
-        return ENGINE.run_kernel("DenseBincount", (t, w), {"size": size, "binary_output": bool(binary_output)})
+        return ENGINE.run_kernel(kn.DenseBincount, (t, w), {"size": size, "binary_output": bool(binary_output)})
 
 
 def unsorted_segment_sum(x: Any, segment_ids: Any, num_segments: int) -> Tensor:
@@ -77,7 +78,7 @@ def unsorted_segment_sum(x: Any, segment_ids: Any, num_segments: int) -> Tensor:
                 f"{op}: the shape of 'segment_ids' {list(ids.shape)} must be a non-empty prefix of "
                 f"x.shape={list(t.shape)}"
             )
-        return ENGINE.run_kernel("UnsortedSegmentSum", (t, ids), {"num_segments": num_segments})
+        return ENGINE.run_kernel(kn.UnsortedSegmentSum, (t, ids), {"num_segments": num_segments})
 
 
 __all__ = ["bincount", "dense_bincount", "unsorted_segment_sum"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.globals import tidy
 from ..core.tensor import Tensor
@@ -84,7 +85,7 @@ def gather_nd(x: Any, indices: Any) -> Tensor:
             )
         if t.size == 0:
             raise ValueError(f"gather_nd: cannot gather from an empty tensor of shape {list(t.shape)}")
-        return ENGINE.run_kernel("GatherNd", (t, idx), None)
+        return ENGINE.run_kernel(kn.GatherNd, (t, idx), None)
 
 
 def scatter_nd(indices: Any, updates: Any, shape: Sequence[int]) -> Tensor:
@@ -94,7 +95,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Sequence[int]) -> Tensor:
         _check_dtype(idx, "indices", "scatter_nd", "int32")
         _check_dtype(u, "updates", "scatter_nd", "numeric")
         _validate_scatter("scatter_nd", u, idx, shape)
-        return ENGINE.run_kernel("ScatterNd", (idx, u), {"shape": shape})
+        return ENGINE.run_kernel(kn.ScatterNd, (idx, u), {"shape": shape})
 
 
 def tensor_scatter_update(tensor: Any, indices: Any, updates: Any) -> Tensor:
@@ -111,7 +112,7 @@ def tensor_scatter_update(tensor: Any, indices: Any, updates: Any) -> Tensor:
         _validate_scatter(op, u, idx, t.shape)
         if t.dtype != u.dtype:
             raise TypeError(f"{op}: 'tensor' and 'updates' must have one dtype, got {t.dtype} and {u.dtype}")
-        return ENGINE.run_kernel("TensorScatterUpdate", (t, idx, u), None)
+        return ENGINE.run_kernel(kn.TensorScatterUpdate, (t, idx, u), None)
 
 
 # ----------------------------------------------------------------------------- async: masks and sets
@@ -151,7 +152,7 @@ async def boolean_mask_async(tensor: Any, mask: Any, axis: int | None = None) ->
         temps = [reshape(t, [before, m.size, math.prod(t.shape[start + m.rank :])])]
         try:
             temps.append(ENGINE.make_tensor(pairs, pairs.shape, "int32"))
-            temps.append(ENGINE.run_kernel("GatherNd", tuple(temps), None))
+            temps.append(ENGINE.run_kernel(kn.GatherNd, tuple(temps), None))
             return reshape(temps[2], [*t.shape[:start], positions.size, *t.shape[start + m.rank :]])
         finally:
             ENGINE.dispose(temps)

@@ -6,7 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..core import compiled
+from ..core import kernel_names as kn
+from ..core.dispatch import compiled
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -19,7 +20,7 @@ def cast(x: Any, dtype: str) -> Tensor:
     with converted(x, "x", "cast") as t:
         if (t.dtype == "string") != (dtype == "string"):
             raise TypeError(f"cast: cannot cast a {t.dtype} tensor to {dtype}")
-        return ENGINE.run_kernel("Cast", (t,), {"dtype": dtype})
+        return ENGINE.run_kernel(kn.Cast, (t,), {"dtype": dtype})
 
 
 def infer_shape(shape: Sequence[int], size: int, op: str = "reshape") -> tuple[int, ...]:
@@ -42,13 +43,13 @@ def infer_shape(shape: Sequence[int], size: int, op: str = "reshape") -> tuple[i
     return tuple(shape)
 
 
-@compiled.reshape_op("Reshape")
+@compiled.reshape_op(kn.Reshape)
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
     """The same values in a new shape (one dimension may be -1); shares the data."""
     if x.__class__ is Tensor:  # the common case, without a conversion scope
-        return ENGINE.run_kernel("Reshape", (x,), {"shape": infer_shape(shape, x.size)})
+        return ENGINE.run_kernel(kn.Reshape, (x,), {"shape": infer_shape(shape, x.size)})
     with converted(x, "x", "reshape") as t:
-        return ENGINE.run_kernel("Reshape", (t,), {"shape": infer_shape(shape, t.size)})
+        return ENGINE.run_kernel(kn.Reshape, (t,), {"shape": infer_shape(shape, t.size)})
 
 
 def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
@@ -62,14 +63,14 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
             perm = tuple(normalize_axis(p, t.rank, "transpose", "perm") for p in perm)
             if len(set(perm)) != t.rank:
                 raise ValueError(f"transpose: argument 'perm' {list(perm)} must be a permutation of 0..{t.rank - 1}")
-        return ENGINE.run_kernel("Transpose", (t,), {"perm": perm})
+        return ENGINE.run_kernel(kn.Transpose, (t,), {"perm": perm})
 
 
 def expand_dims(x: Any, axis: int = 0) -> Tensor:
     """Insert an axis of size 1 at ``axis`` (negative counts from the end of the result)."""
     with converted(x, "x", "expand_dims") as t:
         dim = normalize_axis(axis, t.rank + 1, "expand_dims")
-        return ENGINE.run_kernel("ExpandDims", (t,), {"dim": dim})
+        return ENGINE.run_kernel(kn.ExpandDims, (t,), {"dim": dim})
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -83,7 +84,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
                 if t.shape[a] != 1:
                     raise ValueError(f"squeeze: cannot squeeze axis {a} of size {t.shape[a]} (shape {list(t.shape)})")
         shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
-        return ENGINE.run_kernel("Reshape", (t,), {"shape": shape})
+        return ENGINE.run_kernel(kn.Reshape, (t,), {"shape": shape})
 
 
 __all__ = ["cast", "reshape", "transpose", "expand_dims", "squeeze"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -68,11 +69,11 @@ def _frame(t: Tensor, frame_length: Any, frame_step: Any, pad_end: bool, pad_val
         x = t
         if missing > 0:
             pad = np.full((missing,), fill, dtype=NUMPY_DTYPE[t.dtype])
-            x = ENGINE.run_kernel("Concat", (t, ENGINE.make_tensor(pad, pad.shape, t.dtype)), {"axis": 0})
+            x = ENGINE.run_kernel(kn.Concat, (t, ENGINE.make_tensor(pad, pad.shape, t.dtype)), {"axis": 0})
         starts = np.arange(count, dtype=np.int32)[:, None] * step
         index = starts + np.arange(length, dtype=np.int32)[None, :]
         indices = ENGINE.make_tensor(index, index.shape, "int32")
-        return ENGINE.run_kernel("GatherV2", (x, indices), {"axis": 0, "batch_dims": 0})
+        return ENGINE.run_kernel(kn.GatherV2, (x, indices), {"axis": 0, "batch_dims": 0})
 
     return ENGINE.tidy(None, run, (), {})
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted, converted_list, normalize_axis
@@ -39,7 +40,7 @@ def slice(x: Any, begin: int | Sequence[int], size: int | Sequence[int] | None =
                     f"slice: begin {begin} and size {size} exceed the shape {list(t.shape)} on axis {axis}"
                 )
             sizes.append(s)
-        return ENGINE.run_kernel("Slice", (t,), {"begin": tuple(begin), "size": tuple(sizes)})
+        return ENGINE.run_kernel(kn.Slice, (t,), {"begin": tuple(begin), "size": tuple(sizes)})
 
 
 def strided_slice(
@@ -60,7 +61,7 @@ def strided_slice(
         "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask,
     }  # fmt: skip
     with converted(x, "x", "strided_slice") as t:
-        return ENGINE.run_kernel("StridedSlice", (t,), attrs)
+        return ENGINE.run_kernel(kn.StridedSlice, (t,), attrs)
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
@@ -101,7 +102,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     n_axes = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_axes > x.rank:
         raise IndexError(f"getitem: too many indices ({n_axes}) for a tensor of rank {x.rank}")
-    return ENGINE.run_kernel("StridedSlice", (x,), {"begin": begin, "end": end, "strides": strides, **masks})
+    return ENGINE.run_kernel(kn.StridedSlice, (x,), {"begin": begin, "end": end, "strides": strides, **masks})
 
 
 def _index_int(v: Any) -> int:
@@ -126,7 +127,7 @@ def gather(x: Any, indices: Any, axis: int = 0, batch_dims: int = 0) -> Tensor:
             raise ValueError(
                 f"gather: the first {batch_dims} dims of x {list(t.shape)} and indices {list(idx.shape)} must match"
             )
-        return ENGINE.run_kernel("GatherV2", (t, idx), {"axis": axis, "batch_dims": batch_dims})
+        return ENGINE.run_kernel(kn.GatherV2, (t, idx), {"axis": axis, "batch_dims": batch_dims})
 
 
 def concat(tensors: Sequence[Any], axis: int = 0) -> Tensor:
@@ -146,8 +147,8 @@ def concat(tensors: Sequence[Any], axis: int = 0) -> Tensor:
                         f"tensors[0] {list(ts[0].shape)} outside axis {axis}"
                     )
         if len(ts) == 1:
-            return ENGINE.run_kernel("Identity", (ts[0],), None)
-        return ENGINE.run_kernel("Concat", tuple(ts), {"axis": axis})
+            return ENGINE.run_kernel(kn.Identity, (ts[0],), None)
+        return ENGINE.run_kernel(kn.Concat, tuple(ts), {"axis": axis})
 
 
 def stack(tensors: Sequence[Any], axis: int = 0) -> Tensor:
@@ -159,7 +160,7 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Tensor:
                     f"stack: tensors[{i}] has shape {list(t.shape)}, but tensors[0] has {list(ts[0].shape)}"
                 )
         axis = normalize_axis(axis, ts[0].rank + 1, "stack")
-        return ENGINE.run_kernel("Pack", tuple(ts), {"axis": axis})
+        return ENGINE.run_kernel(kn.Pack, tuple(ts), {"axis": axis})
 
 
 __all__ = ["slice", "strided_slice", "gather", "concat", "stack"]

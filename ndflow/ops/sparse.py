@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .sparse_dense import _Args
@@ -53,7 +54,7 @@ def sparse_fill_empty_rows(
                 f"{op}: argument 'values' must have one value per row of 'indices' ({idx.shape[0]}), "
                 f"got {vals.shape[0]}"
             )
-        return SparseFillEmptyRowsResult(*ENGINE.run_kernel("SparseFillEmptyRows", (idx, vals, shape, default)))
+        return SparseFillEmptyRowsResult(*ENGINE.run_kernel(kn.SparseFillEmptyRows, (idx, vals, shape, default)))
 
 
 def sparse_reshape(input_indices: Any, input_shape: Any, new_shape: Any) -> SparseReshapeResult:
@@ -67,7 +68,7 @@ def sparse_reshape(input_indices: Any, input_shape: Any, new_shape: Any) -> Spar
         _check_rank(op, "input_indices", idx, 2, "a matrix")
         _check_rank(op, "input_shape", in_shape, 1, "a vector")
         _check_rank(op, "new_shape", out_shape, 1, "a vector")
-        return SparseReshapeResult(*ENGINE.run_kernel("SparseReshape", (idx, in_shape, out_shape)))
+        return SparseReshapeResult(*ENGINE.run_kernel(kn.SparseReshape, (idx, in_shape, out_shape)))
 
 
 def _segment(kernel: str, op: str, data: Any, indices: Any, segment_ids: Any) -> Tensor:
@@ -90,12 +91,12 @@ def _segment(kernel: str, op: str, data: Any, indices: Any, segment_ids: Any) ->
 
 def sparse_segment_sum(data: Any, indices: Any, segment_ids: Any) -> Tensor:
     """Sum of the rows ``data[indices]`` per segment (``segment_ids`` sorted); empty segments are 0."""
-    return _segment("SparseSegmentSum", "sparse_segment_sum", data, indices, segment_ids)
+    return _segment(kn.SparseSegmentSum, "sparse_segment_sum", data, indices, segment_ids)
 
 
 def sparse_segment_mean(data: Any, indices: Any, segment_ids: Any) -> Tensor:
     """Mean of the rows ``data[indices]`` per segment (``segment_ids`` sorted); empty segments are 0."""
-    return _segment("SparseSegmentMean", "sparse_segment_mean", data, indices, segment_ids)
+    return _segment(kn.SparseSegmentMean, "sparse_segment_mean", data, indices, segment_ids)
 
 
 __all__ = ["sparse_fill_empty_rows", "sparse_reshape", "sparse_segment_mean", "sparse_segment_sum"]

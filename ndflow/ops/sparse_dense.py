@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import check_shape, dispose_temps, infer_dtype, to_tensor
@@ -84,7 +85,7 @@ def sparse_to_dense(
             )
         if default.rank != 0:
             raise ValueError(f"{op}: argument 'default_value' must be a scalar, got shape {list(default.shape)}")
-        return ENGINE.run_kernel("SparseToDense", (indices, values, default), {"output_shape": shape})
+        return ENGINE.run_kernel(kn.SparseToDense, (indices, values, default), {"output_shape": shape})
 
 
 __all__ = ["sparse_to_dense"]

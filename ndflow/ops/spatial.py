@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import converted
@@ -32,7 +33,7 @@ def pad(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
         if t.rank == 0:
             raise ValueError("pad: cannot pad a scalar; pass a tensor of rank >= 1")
         pairs = _pairs(paddings, t.rank, "pad", "paddings")
-        return ENGINE.run_kernel("PadV2", (t,), {"paddings": tuple(pairs), "constant_value": constant_value})
+        return ENGINE.run_kernel(kn.PadV2, (t,), {"paddings": tuple(pairs), "constant_value": constant_value})
 
 
 def pad_checked(x: Tensor, pairs: tuple[tuple[int, int], ...], constant_value: float) -> Tensor:
@@ -41,7 +42,7 @@ def pad_checked(x: Tensor, pairs: tuple[tuple[int, int], ...], constant_value: f
     if type(x) is not Tensor or x.dtype == "string" or x.rank != len(pairs) or x.rank == 0:
         return pad(x, pairs, constant_value)  # the slow path, for its errors
     constant_value = _constant(constant_value, "pad")
-    return ENGINE.run_kernel("PadV2", (x,), {"paddings": pairs, "constant_value": constant_value})
+    return ENGINE.run_kernel(kn.PadV2, (x,), {"paddings": pairs, "constant_value": constant_value})
 
 
 def check_pairs(paddings: Pairs) -> tuple[tuple[int, int], ...]:
@@ -102,7 +103,7 @@ def mirror_pad(x: Any, paddings: Pairs, mode: str) -> Tensor:
                     f"mirror_pad: paddings {list(p)} on axis {i} must be <= {dim - offset} in {mode} mode "
                     f"(x.shape {list(t.shape)})"
                 )
-        return ENGINE.run_kernel("MirrorPad", (t,), {"paddings": tuple(pairs), "mode": mode})
+        return ENGINE.run_kernel(kn.MirrorPad, (t,), {"paddings": tuple(pairs), "mode": mode})
 
 
 # ----------------------------------------------------------------------------- space, batch and depth
@@ -123,7 +124,7 @@ def space_to_batch_nd(x: Any, block_shape: Sequence[int], paddings: Pairs) -> Te
                     f"space_to_batch_nd: spatial dim {i + 1} of size {t.shape[i + 1]} padded by {list(p)} must be "
                     f"divisible by block_shape[{i}] = {b} (x.shape {list(t.shape)})"
                 )
-        return ENGINE.run_kernel("SpaceToBatchND", (t,), {"block_shape": tuple(block), "paddings": tuple(pairs)})
+        return ENGINE.run_kernel(kn.SpaceToBatchND, (t,), {"block_shape": tuple(block), "paddings": tuple(pairs)})
 
 
 def batch_to_space_nd(x: Any, block_shape: Sequence[int], crops: Pairs) -> Tensor:
@@ -146,7 +147,7 @@ def batch_to_space_nd(x: Any, block_shape: Sequence[int], crops: Pairs) -> Tenso
                 raise ValueError(
                     f"batch_to_space_nd: crops {list(c)} exceed spatial dim {i + 1} of size {t.shape[i + 1] * b}"
                 )
-        return ENGINE.run_kernel("BatchToSpaceND", (t,), {"block_shape": tuple(block), "crops": tuple(pairs)})
+        return ENGINE.run_kernel(kn.BatchToSpaceND, (t,), {"block_shape": tuple(block), "crops": tuple(pairs)})
 
 
 def depth_to_space(x: Any, block_size: int, data_format: str = "NHWC") -> Tensor:
@@ -167,7 +168,7 @@ def depth_to_space(x: Any, block_size: int, data_format: str = "NHWC") -> Tensor
                 f"depth_to_space: the depth {depth} must be divisible by block_size^2 = {block_size * block_size} "
                 f"(x.shape {list(t.shape)}, {data_format})"
             )
-        return ENGINE.run_kernel("DepthToSpace", (t,), {"block_size": block_size, "data_format": data_format})
+        return ENGINE.run_kernel(kn.DepthToSpace, (t,), {"block_size": block_size, "data_format": data_format})
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .sparse_dense import _Args
@@ -51,7 +52,7 @@ def string_split(input: Any, delimiter: Any, skip_empty: bool = True) -> StringS
             raise ValueError(f"{op}: argument 'input' must be a vector (rank 1), got shape {list(x.shape)}")
         if delim.rank != 0:
             raise ValueError(f"{op}: argument 'delimiter' must be a scalar, got shape {list(delim.shape)}")
-        outputs = ENGINE.run_kernel("StringSplit", (x, delim), {"skip_empty": bool(skip_empty)})
+        outputs = ENGINE.run_kernel(kn.StringSplit, (x, delim), {"skip_empty": bool(skip_empty)})
         return StringSplitResult(*outputs)
 
 
@@ -64,7 +65,7 @@ def string_to_hash_bucket_fast(input: Any, num_buckets: int) -> Tensor:  # noqa:
         raise ValueError(f"{op}: argument 'num_buckets' must be in [1, {_INT32_MAX}], got {num_buckets}")
     with _Args(op) as arg:
         x = arg(input, "input", "string")
-        return ENGINE.run_kernel("StringToHashBucketFast", (x,), {"num_buckets": int(num_buckets)})
+        return ENGINE.run_kernel(kn.StringToHashBucketFast, (x,), {"num_buckets": int(num_buckets)})
 
 
 def static_regex_replace(input: Any, pattern: str, rewrite: str, replace_global: bool = True) -> Tensor:  # noqa: A002
@@ -76,7 +77,7 @@ def static_regex_replace(input: Any, pattern: str, rewrite: str, replace_global:
     with _Args(op) as arg:
         x = arg(input, "input", "string")
         attrs = {"pattern": pattern, "rewrite": rewrite, "replace_global": bool(replace_global)}
-        return ENGINE.run_kernel("StaticRegexReplace", (x,), attrs)
+        return ENGINE.run_kernel(kn.StaticRegexReplace, (x,), attrs)
 
 
 def string_n_grams(
@@ -114,7 +115,7 @@ def string_n_grams(
             "pad_width": int(pad_width),
             "preserve_short_sequences": bool(preserve_short_sequences),
         }
-        return StringNGramsResult(*ENGINE.run_kernel("StringNGrams", (x, splits), attrs))
+        return StringNGramsResult(*ENGINE.run_kernel(kn.StringNGrams, (x, splits), attrs))
 
 
 __all__ = ["static_regex_replace", "string_n_grams", "string_split", "string_to_hash_bucket_fast"]

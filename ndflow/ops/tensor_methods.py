@@ -1,4 +1,4 @@
-"""Chainable methods (``x.square().log()``) and Python operators on ``Tensor``.
+"""Chainable methods (``x.square().log()``) and Python operators on ``Tensor``, and ``TensorBuffer.to_tensor``.
 
 TF.js attaches its chain API to the tensor class from the ops package; ndflow does the same,
 so that ``core`` stays free of ops.
@@ -11,7 +11,8 @@ from types import ModuleType
 from typing import Any
 
 from ..core.tensor import Tensor
-from . import arithmetic, logical, matrix, shape, slicing, unary
+from ..core.tensor_buffer import TensorBuffer
+from . import arithmetic, creation, logical, matrix, shape, slicing, unary
 
 
 def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -54,8 +55,14 @@ def _reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tens
     return method
 
 
+def _buffer_to_tensor(self: TensorBuffer) -> Tensor:
+    """A tensor of the buffer's values, shape and dtype (``nf.tensor(values, shape, dtype)``)."""
+    return creation.tensor(self.values, self.shape, self.dtype)
+
+
 def attach(families: Iterable[ModuleType]) -> None:
-    """Attach each family's ``CHAINED`` ops as methods, plus the operators."""
+    """Attach each family's ``CHAINED`` ops as methods, plus the operators and ``TensorBuffer.to_tensor``."""
+    TensorBuffer.to_tensor = _buffer_to_tensor  # type: ignore[method-assign]
     for family in families:
         for fn in getattr(family, "CHAINED", ()):
             setattr(Tensor, fn.__name__, _method(fn))

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -106,14 +107,14 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> tup
                 sizes[sizes.index(-1)] = rest
             if sum(sizes) != dim:
                 raise ValueError(f"split: sizes {sizes} must sum to the size {dim} of axis {axis}")
-        return tuple(ENGINE.run_kernel("SplitV", (t,), {"num_or_size_splits": tuple(sizes), "axis": axis}))
+        return tuple(ENGINE.run_kernel(kn.SplitV, (t,), {"num_or_size_splits": tuple(sizes), "axis": axis}))
 
 
 def unstack(x: Any, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``axis``, each of rank ``x.rank - 1``."""
     with converted(x, "x", "unstack") as t:
         axis = normalize_axis(axis, t.rank, "unstack")
-        return tuple(ENGINE.run_kernel("Unpack", (t,), {"axis": axis}))
+        return tuple(ENGINE.run_kernel(kn.Unpack, (t,), {"axis": axis}))
 
 
 # ----------------------------------------------------------------------------- tiling, reversing
@@ -125,7 +126,7 @@ def tile(x: Any, reps: Sequence[int]) -> Tensor:
         reps = _int_list(reps, "tile", "reps", 0)
         if len(reps) != t.rank:
             raise ValueError(f"tile: argument 'reps' {reps} must have length {t.rank} (the rank of x)")
-        return ENGINE.run_kernel("Tile", (t,), {"reps": tuple(reps)})
+        return ENGINE.run_kernel(kn.Tile, (t,), {"reps": tuple(reps)})
 
 
 def _reverse(x: Any, axis: int | Sequence[int] | None, op: str, rank: int | None = None) -> Tensor:
@@ -142,7 +143,7 @@ def _reverse(x: Any, axis: int | Sequence[int] | None, op: str, rank: int | None
             dims = tuple(normalize_axis(a, t.rank, op) for a in items)
             if len(set(dims)) != len(dims):
                 raise ValueError(f"{op}: argument 'axis' {list(items)} names an axis twice")
-        return ENGINE.run_kernel("Reverse", (t,), {"dims": dims})
+        return ENGINE.run_kernel(kn.Reverse, (t,), {"dims": dims})
 
 
 def reverse(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -184,8 +185,8 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
         if any(a != b and a != 1 for a, b in zip(padded, shape, strict=True)):
             raise ValueError(f"broadcast_to: x of shape {list(t.shape)} cannot be broadcast to {list(shape)}")
         if padded == shape:  # nothing to stretch: a new tensor sharing the data, as TF.js's clone
-            return ENGINE.run_kernel("Reshape", (t,), {"shape": shape})
-        return ENGINE.run_kernel("BroadcastTo", (t,), {"shape": shape, "input_shape": t.shape})
+            return ENGINE.run_kernel(kn.Reshape, (t,), {"shape": shape})
+        return ENGINE.run_kernel(kn.BroadcastTo, (t,), {"shape": shape, "input_shape": t.shape})
 
 
 def broadcast_args(s0: Any, s1: Any) -> Tensor:
@@ -196,7 +197,7 @@ def broadcast_args(s0: Any, s1: Any) -> Tensor:
                 raise TypeError(f"broadcast_args: argument '{name}' must be an int32 tensor, got {t.dtype}")
             if t.rank != 1:
                 raise ValueError(f"broadcast_args: argument '{name}' must be a vector (rank 1), got rank {t.rank}")
-        return ENGINE.run_kernel("BroadcastArgs", (a, b), None)
+        return ENGINE.run_kernel(kn.BroadcastArgs, (a, b), None)
 
 
 def meshgrid(x: Any = None, y: Any = None, *, indexing: str = "xy") -> tuple[Tensor, ...]:
@@ -220,9 +221,9 @@ def meshgrid(x: Any = None, y: Any = None, *, indexing: str = "xy") -> tuple[Ten
         x_shape, y_shape, out = ((1, w), (h, 1), (h, w)) if indexing == "xy" else ((w, 1), (1, h), (w, h))
         grids = []
         for t, shape in ((tx, x_shape), (ty, y_shape)):
-            r = ENGINE.run_kernel("Reshape", (t,), {"shape": shape})
+            r = ENGINE.run_kernel(kn.Reshape, (t,), {"shape": shape})
             temps.append(r)
-            grids.append(ENGINE.run_kernel("BroadcastTo", (r,), {"shape": out, "input_shape": shape}))
+            grids.append(ENGINE.run_kernel(kn.BroadcastTo, (r,), {"shape": out, "input_shape": shape}))
         return tuple(grids)
     finally:
         dispose_temps(temps)
@@ -248,7 +249,7 @@ def one_hot(indices: Any, depth: int, on_value: float = 1, off_value: float = 0,
         if idx.dtype != "int32":
             raise TypeError(f"one_hot: argument 'indices' must be an int32 tensor, got {idx.dtype}")
         attrs = {"depth": depth, "on_value": values["on_value"], "off_value": values["off_value"], "dtype": dtype}
-        return ENGINE.run_kernel("OneHot", (idx,), attrs)
+        return ENGINE.run_kernel(kn.OneHot, (idx,), attrs)
 
 
 # ----------------------------------------------------------------------------- rank-specific wrappers

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import compiled
+from ..core import kernel_names as kn
+from ..core.dispatch import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from .convert import to_tensor
@@ -76,54 +77,54 @@ def number_arg(value: Any, op: str, arg: str) -> float:
     return float(value)
 
 
-@compiled.unary_op("Neg")
+@compiled.unary_op(kn.Neg)
 def neg(x: Any) -> Tensor:
     """-x."""
-    return run_unary("Neg", "neg", x)
+    return run_unary(kn.Neg, "neg", x)
 
 
-@compiled.unary_op("Abs")  # float32: Abs (complex64 goes to the function)
+@compiled.unary_op(kn.Abs)  # float32: Abs (complex64 goes to the function)
 def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
     """|x|; the magnitude (float32) for complex64, through ``ComplexAbs`` as in TF.js."""
     if isinstance(x, Tensor) and x.dtype == "complex64":
-        return ENGINE.run_kernel("ComplexAbs", (x,), None)
-    return run_unary("Abs", "abs", x)
+        return ENGINE.run_kernel(kn.ComplexAbs, (x,), None)
+    return run_unary(kn.Abs, "abs", x)
 
 
-@compiled.unary_op("Exp")
+@compiled.unary_op(kn.Exp)
 def exp(x: Any) -> Tensor:
     """e ** x."""
-    return run_unary("Exp", "exp", x)
+    return run_unary(kn.Exp, "exp", x)
 
 
-@compiled.unary_op("Log")
+@compiled.unary_op(kn.Log)
 def log(x: Any) -> Tensor:
     """Natural logarithm; -Infinity at 0, NaN below."""
-    return run_unary("Log", "log", x, float_only=True)
+    return run_unary(kn.Log, "log", x, float_only=True)
 
 
-@compiled.unary_op("Sqrt")
+@compiled.unary_op(kn.Sqrt)
 def sqrt(x: Any) -> Tensor:
     """Square root; NaN below 0."""
-    return run_unary("Sqrt", "sqrt", x, float_only=True)
+    return run_unary(kn.Sqrt, "sqrt", x, float_only=True)
 
 
-@compiled.unary_op("Rsqrt")
+@compiled.unary_op(kn.Rsqrt)
 def rsqrt(x: Any) -> Tensor:
     """1 / sqrt(x)."""
-    return run_unary("Rsqrt", "rsqrt", x, float_only=True)
+    return run_unary(kn.Rsqrt, "rsqrt", x, float_only=True)
 
 
-@compiled.unary_op("Square")
+@compiled.unary_op(kn.Square)
 def square(x: Any) -> Tensor:
     """x * x."""
-    return run_unary("Square", "square", x)
+    return run_unary(kn.Square, "square", x)
 
 
-@compiled.unary_op("Tanh")
+@compiled.unary_op(kn.Tanh)
 def tanh(x: Any) -> Tensor:
     """Hyperbolic tangent."""
-    return run_unary("Tanh", "tanh", x, float_only=True)
+    return run_unary(kn.Tanh, "tanh", x, float_only=True)
 
 
 # Trigonometry. As in TF.js, cos/sin/tan/cosh take float32 only; the others keep the input dtype
@@ -132,107 +133,107 @@ def tanh(x: Any) -> Tensor:
 
 def acos(x: Any) -> Tensor:
     """Inverse cosine; NaN outside [-1, 1]."""
-    return run_typed_unary("Acos", "acos", x)
+    return run_typed_unary(kn.Acos, "acos", x)
 
 
 def acosh(x: Any) -> Tensor:
     """Inverse hyperbolic cosine; NaN below 1."""
-    return run_typed_unary("Acosh", "acosh", x)
+    return run_typed_unary(kn.Acosh, "acosh", x)
 
 
 def asin(x: Any) -> Tensor:
     """Inverse sine; NaN outside [-1, 1]."""
-    return run_typed_unary("Asin", "asin", x)
+    return run_typed_unary(kn.Asin, "asin", x)
 
 
 def asinh(x: Any) -> Tensor:
     """Inverse hyperbolic sine."""
-    return run_typed_unary("Asinh", "asinh", x)
+    return run_typed_unary(kn.Asinh, "asinh", x)
 
 
 def atan(x: Any) -> Tensor:
     """Inverse tangent."""
-    return run_typed_unary("Atan", "atan", x)
+    return run_typed_unary(kn.Atan, "atan", x)
 
 
 def atanh(x: Any) -> Tensor:
     """Inverse hyperbolic tangent; +-Infinity at +-1, NaN beyond."""
-    return run_typed_unary("Atanh", "atanh", x)
+    return run_typed_unary(kn.Atanh, "atanh", x)
 
 
 def cos(x: Any) -> Tensor:
     """Cosine (float32)."""
-    return run_typed_unary("Cos", "cos", x, FLOAT)
+    return run_typed_unary(kn.Cos, "cos", x, FLOAT)
 
 
 def cosh(x: Any) -> Tensor:
     """Hyperbolic cosine (float32)."""
-    return run_typed_unary("Cosh", "cosh", x, FLOAT)
+    return run_typed_unary(kn.Cosh, "cosh", x, FLOAT)
 
 
 def sin(x: Any) -> Tensor:
     """Sine (float32)."""
-    return run_typed_unary("Sin", "sin", x, FLOAT)
+    return run_typed_unary(kn.Sin, "sin", x, FLOAT)
 
 
 def sinh(x: Any) -> Tensor:
     """Hyperbolic sine."""
-    return run_typed_unary("Sinh", "sinh", x)
+    return run_typed_unary(kn.Sinh, "sinh", x)
 
 
 def tan(x: Any) -> Tensor:
     """Tangent (float32)."""
-    return run_typed_unary("Tan", "tan", x, FLOAT)
+    return run_typed_unary(kn.Tan, "tan", x, FLOAT)
 
 
 def ceil(x: Any) -> Tensor:
     """Smallest integer >= x (float32)."""
-    return run_typed_unary("Ceil", "ceil", x, FLOAT)
+    return run_typed_unary(kn.Ceil, "ceil", x, FLOAT)
 
 
 def floor(x: Any) -> Tensor:
     """Largest integer <= x (float32)."""
-    return run_typed_unary("Floor", "floor", x, FLOAT)
+    return run_typed_unary(kn.Floor, "floor", x, FLOAT)
 
 
 def round(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
     """Nearest integer, halves to even (banker's rounding, as TF.js)."""
-    return run_typed_unary("Round", "round", x)
+    return run_typed_unary(kn.Round, "round", x)
 
 
 def sign(x: Any) -> Tensor:
     """-1, 0 or 1 by the sign of x; 0 for NaN (as TF.js)."""
-    return run_typed_unary("Sign", "sign", x)
+    return run_typed_unary(kn.Sign, "sign", x)
 
 
 def reciprocal(x: Any) -> Tensor:
     """1 / x."""
-    return run_typed_unary("Reciprocal", "reciprocal", x)
+    return run_typed_unary(kn.Reciprocal, "reciprocal", x)
 
 
 def expm1(x: Any) -> Tensor:
     """e ** x - 1, accurate near 0."""
-    return run_typed_unary("Expm1", "expm1", x)
+    return run_typed_unary(kn.Expm1, "expm1", x)
 
 
 def log1p(x: Any) -> Tensor:
     """log(1 + x), accurate near 0."""
-    return run_typed_unary("Log1p", "log1p", x)
+    return run_typed_unary(kn.Log1p, "log1p", x)
 
 
 def erf(x: Any) -> Tensor:
     """The Gauss error function (float32; an int32 input is cast first), as TF.js approximates it."""
     if x.__class__ is Tensor and x.dtype == "float32":
-        return ENGINE.run_kernel("Erf", (x,), None)
+        return ENGINE.run_kernel(kn.Erf, (x,), None)
     t = to_tensor(x, "x", "erf")
     temps = [t] if t is not x else []
     try:
         if t.dtype == "int32":
-            t = ENGINE.run_kernel("Cast", (t,), {"dtype": "float32"})
+            t = ENGINE.run_kernel(kn.Cast, (t,), {"dtype": "float32"})
             temps.append(t)
         elif t.dtype != "float32" and not ENGINE.prod:
             raise dtype_error("erf", "x", ("int32", "float32"), f"a {t.dtype} tensor")
-        return ENGINE.run_kernel("Erf", (t,), None)
+        return ENGINE.run_kernel(kn.Erf, (t,), None)
     finally:
         for temp in temps:
             temp.dispose()
@@ -241,7 +242,7 @@ def erf(x: Any) -> Tensor:
 def step(x: Any, alpha: float = 0.0) -> Tensor:
     """1 where x > 0, ``alpha`` elsewhere; NaN stays NaN."""
     attrs = {"alpha": number_arg(alpha, "step", "alpha")}
-    return run_typed_unary("Step", "step", x, attrs=attrs)
+    return run_typed_unary(kn.Step, "step", x, attrs=attrs)
 
 
 def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tensor:
@@ -259,12 +260,12 @@ def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tenso
             if not ENGINE.prod and t.dtype not in REAL:
                 raise dtype_error("clip_by_value", "x", REAL, f"a {t.dtype} tensor")
             value = _stored(lo, t.dtype)
-            return ENGINE.run_kernel("Fill", (), {"shape": t.shape, "value": value, "dtype": t.dtype})
+            return ENGINE.run_kernel(kn.Fill, (), {"shape": t.shape, "value": value, "dtype": t.dtype})
         finally:
             if t is not x:
                 t.dispose()
     attrs = {"clip_value_min": lo, "clip_value_max": hi}
-    return run_typed_unary("ClipByValue", "clip_by_value", x, attrs=attrs)
+    return run_typed_unary(kn.ClipByValue, "clip_by_value", x, attrs=attrs)
 
 
 def _stored(value: float, dtype: str) -> float | int | bool:
@@ -279,17 +280,17 @@ def _stored(value: float, dtype: str) -> float | int | bool:
 
 def is_nan(x: Any) -> Tensor:
     """True where x is NaN."""
-    return run_typed_unary("IsNan", "is_nan", x)
+    return run_typed_unary(kn.IsNan, "is_nan", x)
 
 
 def is_inf(x: Any) -> Tensor:
     """True where x is +-Infinity."""
-    return run_typed_unary("IsInf", "is_inf", x)
+    return run_typed_unary(kn.IsInf, "is_inf", x)
 
 
 def is_finite(x: Any) -> Tensor:
     """True where x is neither NaN nor +-Infinity."""
-    return run_typed_unary("IsFinite", "is_finite", x)
+    return run_typed_unary(kn.IsFinite, "is_finite", x)
 
 
 __all__ = [

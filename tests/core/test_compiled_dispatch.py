@@ -1,4 +1,4 @@
-"""Compiled dispatch (ndflow/core/_dispatch.c via core/compiled.py): the C direct path and ``Tensor.dispose``
+"""Compiled dispatch (ndflow/core/dispatch/csrc via core/dispatch/compiled.py): the C direct path and ``Tensor.dispose``
 must do exactly what the Python engine does (values bit for bit, tensor attributes, memory counters, scopes,
 shared data, fallbacks), with the flag ``C_DISPATCH`` on and off."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.core import compiled
+from ndflow.core.dispatch import compiled
 from ndflow.core.engine import ENGINE
 from ndflow.core.kernel_registry import direct_table, register_direct
 from ndflow.core.tensor import DisposedTensorError, Tensor
@@ -63,7 +63,7 @@ def _run_both(fn):
 def test_the_module_is_built_where_a_compiler_is():
     if shutil.which(sysconfig.get_config_var("CC").split()[0] if sysconfig.get_config_var("CC") else "cc") is None:
         pytest.skip("no C compiler here: ndflow runs its Python dispatch")
-    assert compiled.available(), "ndflow/core/_dispatch.c was not built: run `pip install -e .` again"
+    assert compiled.available(), "ndflow/core/dispatch/_dispatch was not built: run `pip install -e .` again"
     assert compiled.enabled()
 
 
@@ -279,7 +279,7 @@ def test_webgpu_buffers_are_released_by_dispose(dispatch):
 
 @needs_module
 def test_the_compiled_path_is_taken_only_where_it_may_be(backend):
-    from ndflow.core import _dispatch
+    from ndflow.core.dispatch import _dispatch
 
     a, b = nf.tensor([1.0, 2.0]), nf.tensor([3.0, 4.0])
     i = nf.tensor([1, 2], dtype="int32")
@@ -421,3 +421,123 @@ def test_reshape_errors_and_the_compiled_path(backend, dispatch, monkeypatch):
             assert nf.backend().ref_count(a.data_id) == 1
     finally:
         a.dispose()
+
+
+# -- the C output bookkeeping against its specification (ndflow/core/dispatch/outputs.py) ------------------------
+
+OUTPUTS = {
+    "float32": (np.arange(6, dtype=np.float32), (2, 3), "float32"),
+    "int32": (np.arange(4, dtype=np.int32), (4,), "int32"),
+    "bool": (np.array([True, False]), (2,), "bool"),
+    "scalar": (np.array(2.5, np.float32), (), "float32"),
+    "empty": (np.zeros((0, 3), np.float32), (0, 3), "float32"),
+    "string": (np.array(["a", "bc"], dtype=object), (2,), "string"),
+}
+
+
+def _engine_state() -> tuple:
+    scope = ENGINE.active_scope
+    return (
+        ENGINE.num_tensors,
+        ENGINE.num_string_tensors,
+        ENGINE.num_data_buffers,
+        ENGINE.num_bytes,
+        len(ENGINE._data),
+        None if scope is None else len(scope.track),
+    )
+
+
+def _output_state(t: Tensor, before: tuple, first_id: int) -> dict:
+    """Everything the bookkeeping set, relative to the state before (ids and data ids as offsets)."""
+    scope = ENGINE.active_scope
+    return {
+        "type": type(t),
+        "slots": (t.shape, t.dtype, t.size, t.kept, t.scope_id, t._disposed, t.id - first_id),
+        "info": (ENGINE._data.get(t.data_id) is t._info, t._info.nbytes, t._info.backend is nf.backend()),
+        "tracked": scope is not None and scope.track[-1] is t,
+        "watched": ENGINE.tracker is not None and t.id in ENGINE.tracker.live,
+        "engine": tuple(a - b if isinstance(a, int) else a for a, b in zip(_engine_state(), before, strict=True)),
+    }
+
+
+def _bookkeep(track, values, shape, dtype, shared):
+    """``track(data_id, shape, dtype, backend)`` on new data (or on ``shared``'s data, given one more owner)."""
+    backend = nf.backend()
+    if shared is None:
+        data_id = backend.write(values, shape, dtype)
+    else:
+        data_id = shared.data_id
+        backend.inc_ref(data_id)
+    before = _engine_state()
+    first_id = next(ENGINE._tensor_ids)
+    t = track(data_id, shape, dtype, backend)
+    return t, _output_state(t, before, first_id + 1)
+
+
+@needs_module
+@pytest.mark.parametrize("tracking", [False, True], ids=["plain", "leak-tracker"])
+@pytest.mark.parametrize("in_scope", [False, True], ids=["no-scope", "scope"])
+@pytest.mark.parametrize("shared", [False, True], ids=["new-data", "shared-data"])
+@pytest.mark.parametrize("case", sorted(OUTPUTS))
+def test_the_c_output_bookkeeping_is_the_specification_s(backend, case, shared, in_scope, tracking):
+    from ndflow.core.dispatch import _dispatch
+    from ndflow.core.dispatch.outputs import track_output
+
+    values, shape, dtype = OUTPUTS[case]
+    nf.env().set("C_DISPATCH", True)
+    nf.env().set("TRACK_LEAKS", tracking)
+    owner = nf.tensor(values.reshape(shape), dtype=dtype) if shared else None
+    made = []
+    try:
+        if in_scope:
+            ENGINE.start_scope("bookkeeping")
+        states = []
+        for track in (_dispatch.track_output, lambda *args: track_output(ENGINE, *args)):
+            t, state = _bookkeep(track, values, shape, dtype, owner)
+            made.append(t)
+            states.append(state)
+        assert states[0] == states[1]
+        assert made[0].data_sync().tobytes() == made[1].data_sync().tobytes()
+    finally:
+        nf.dispose(made + ([owner] if owner is not None else []))
+        if in_scope:
+            ENGINE.end_scope(None)
+        nf.env().set("TRACK_LEAKS", False)
+
+
+@needs_module
+def test_run_kernel_in_c_leaves_the_engine_as_the_specification_does(backend):
+    a = nf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    i = nf.tensor([[1, 2], [3, 4]], dtype="int32")
+    calls = [
+        ("Neg", (a,), None),
+        ("Cast", (a,), {"dtype": "int32"}),
+        ("Add", (i, i), None),
+        ("Reshape", (a,), {"shape": [4]}),
+    ]
+    calls.append(("SplitV", (a,), {"num_or_size_splits": (1, 1), "axis": 0}))
+    try:
+        for name, inputs, attrs in calls:
+            states = []
+            for on in (True, False):
+                nf.env().set("C_DISPATCH", on)
+                scope = ENGINE.start_scope(name)
+                before = _engine_state()
+                first_id = next(ENGINE._tensor_ids) + 1
+                out = ENGINE.run_kernel(name, inputs, attrs)
+                outs = out if isinstance(out, list) else [out]
+                states.append(
+                    (
+                        [
+                            (t.shape, t.dtype, t.size, t.scope_id == scope.id, t.id - first_id, t._info.nbytes)
+                            for t in outs
+                        ],
+                        [any(x is t for x in scope.track) for t in outs],
+                        tuple(x - y for x, y in zip(_engine_state(), before, strict=True)),
+                        [t.data_sync().tobytes() for t in outs],
+                    )
+                )
+                ENGINE.end_scope(None)
+            assert states[0] == states[1], name
+    finally:
+        nf.dispose([a, i])

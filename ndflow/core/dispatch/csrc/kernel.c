@@ -18,7 +18,7 @@ static PyObject *py_track_output(PyObject *data_id, PyObject *shape, PyObject *d
     return PyObject_VectorcallMethod(track_output_name, args, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
-/* A tensor for one kernel output (``Engine._track_output``): data it shares keeps its DataInfo, new data gets
+/* A tensor for one kernel output (``ndflow.core.dispatch.outputs.track_output``, the engine's ``_track_output``): data it shares keeps its DataInfo, new data gets
  * one. Strings, shapes other than tuples of ints and a watching leak tracker go to the Python method. */
 static PyObject *track_output(PyObject *out, PyObject *backend)
 {
@@ -61,6 +61,26 @@ static PyObject *track_output(PyObject *out, PyObject *backend)
     }
     PyObject *t = new_tensor(data_id, shape, size_obj, dtype, info);
     Py_DECREF(size_obj);
+    return t;
+}
+
+/* _dispatch.track_output(data_id, shape, dtype, backend): track_output above, for the tests that hold it to the
+ * Python specification (ndflow.core.dispatch.outputs.track_output). Requires a configured module. */
+PyObject *py_track_output_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "track_output(data_id, shape, dtype, backend) takes 4 arguments");
+        return NULL;
+    }
+    if (!configured || bytes_per_element == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch: track_output needs the configured module");
+        return NULL;
+    }
+    PyObject *out = PyTuple_Pack(3, args[0], args[1], args[2]);
+    if (out == NULL)
+        return NULL;
+    PyObject *t = track_output(out, args[3]);
+    Py_DECREF(out);
     return t;
 }
 

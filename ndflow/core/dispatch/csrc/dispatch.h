@@ -1,6 +1,9 @@
-/* Shared declarations of ndflow's compiled dispatch (module ndflow.core._dispatch; see ndflow/core/compiled.py).
+/* Shared declarations of ndflow's compiled dispatch (module ndflow.core.dispatch._dispatch; see
+ * ndflow/core/dispatch/compiled.py).
  *
- * The Python engine (ndflow/core/direct_path.py, engine.py) is the specification; this module does the same
+ * The Python dispatch (ndflow/core/dispatch/) is the specification: output bookkeeping is
+ * ndflow/core/dispatch/outputs.py's track_output, which new_tensor/float_output (state.c) and track_output
+ * (kernel.c) mirror (tests/core/test_compiled_dispatch.py compares them); this module does the same
  * work on the same objects and answers "not handled" (None) whenever a case is not the plain one, so that the
  * Python code runs instead. Without a C compiler ndflow runs the Python code alone.
  *
@@ -73,6 +76,7 @@ PyObject *dispose_method(PyObject *self, PyObject *unused); /* Tensor.dispose as
 /* kernel.c: Engine.run_kernel */
 PyObject *run_kernel_method(PyObject *self, PyObject *args);
 PyObject *engine_run_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *py_track_output_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 extern Py_ssize_t E_slow; /* the engine's _slow slot (0 before run_kernel_method) */
 
 /* steps.c: a graph program's replayed steps */

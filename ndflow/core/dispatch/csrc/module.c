@@ -89,7 +89,7 @@ static PyMemberDef op_members[] = {
 };
 
 static PyTypeObject OpType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ndflow.core._dispatch.Op",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ndflow.core.dispatch._dispatch.Op",
     .tp_basicsize = sizeof(Op),
     .tp_dealloc = (destructor)op_dealloc,
     .tp_vectorcall_offset = offsetof(Op, vectorcall),
@@ -217,13 +217,17 @@ static PyMethodDef module_methods[] = {
      "replayed steps from start; the first step left to Python, or (step, output, mark) to settle."},
     {"direct_binary", (PyCFunction)(void (*)(void))py_direct_binary, METH_FASTCALL,
      "direct_binary(kernel, a, b): the direct path's tensor, or None where it does not apply."},
+    {"track_output", (PyCFunction)(void (*)(void))py_track_output_c, METH_FASTCALL,
+     "track_output(data_id, shape, dtype, backend): the tensor the compiled run_kernel makes for one kernel output "
+     "(the mirror of ndflow.core.dispatch.outputs.track_output; tests compare the two)."},
     {"direct_unary", (PyCFunction)(void (*)(void))py_direct_unary, METH_FASTCALL,
      "direct_unary(kernel, x): the direct path's tensor, or None where it does not apply."},
     {NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "ndflow.core._dispatch", "ndflow's compiled dispatch (see ndflow/core/compiled.py).", -1,
+    PyModuleDef_HEAD_INIT, "ndflow.core.dispatch._dispatch",
+    "ndflow's compiled dispatch (see ndflow/core/dispatch/compiled.py).", -1,
     module_methods,
 };
 

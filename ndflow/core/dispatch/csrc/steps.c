@@ -1,4 +1,4 @@
-/* ndflow compiled dispatch: a graph program's replayed steps (ndflow/converter/program.py, Program._steps).
+/* ndflow compiled dispatch: a graph program's replayed steps (ndflow/converter/runtime/program.py, Program._steps).
  *
  * run_steps runs steps from ``start`` for as long as each is the plain replay: a kept kernel call (replay.py)
  * whose changing inputs have the recorded shapes and dtypes, nothing observing kernels (the engine's _slow is

@@ -1,4 +1,5 @@
-"""Compiled dispatch: the engine's plain cases in C (``ndflow/core/csrc``, module ``ndflow.core._dispatch``).
+"""Compiled dispatch: the engine's plain cases in C (``ndflow/core/dispatch/csrc``, module
+``ndflow.core.dispatch._dispatch``).
 
 Python-level dispatch costs about 1.5 us per op on its own (argument checks, the tensor object, the data store,
 memory counters, scope tracking, disposal): more than the kernel of a small op. The C module does the same
@@ -12,11 +13,11 @@ specification:
   mode or leak tracker);
 - ``Tensor.dispose`` and a closing scope's disposal: tensors of backends whose store frees as
   ``RefCountedStore`` does, no leak tracker, not strings;
-- ``Engine.run_kernel`` and the output bookkeeping after the kernel (``_track_output``), while no tape,
+- ``Engine.run_kernel`` and the output bookkeeping after the kernel (``outputs.track_output``), while no tape,
   profile, debug mode or leak tracker watches and every input is a live tensor of the active backend;
 - a graph program's replayed steps (:func:`step_runner`): each kept kernel call whose inputs have the recorded
   shapes and dtypes, its outputs into their slot and the slots that die there disposed, one C loop for as
-  long as the steps are plain (``converter/program.py`` runs the others).
+  long as the steps are plain (``converter/runtime/program.py`` runs the others).
 
 The module is built when ndflow is installed with a C compiler (``setup.py``; optional: without one, ndflow
 runs the Python code alone). The flag ``C_DISPATCH`` (default: on where built) turns it off and on.
@@ -27,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .flags import env
+from ..flags import env
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from ..engine import Engine
 
 try:
     from . import _dispatch
@@ -56,12 +57,13 @@ def _store_layout(backend: Any) -> tuple | None:
     return None if layout is None else tuple(layout)
 
 
-def configure(engine: Engine) -> None:
-    """Point the compiled module at the engine and the core classes, and register ``C_DISPATCH``."""
-    from . import backend
-    from .dtypes import BYTES_PER_ELEMENT
-    from .engine import Scope
-    from .tensor import Tensor, Variable
+def configure(engine: Engine, scope_type: type) -> None:
+    """Point the compiled module at the engine, the core classes and the engine's scope class (``scope_type``), and
+    register ``C_DISPATCH``."""
+    from .. import backend
+    from ..dtypes import BYTES_PER_ELEMENT
+    from ..tensor import Tensor, Variable
+    from .run_kernel import KernelDispatch
 
     if _dispatch is not None:
         _dispatch.configure(
@@ -69,7 +71,7 @@ def configure(engine: Engine) -> None:
             Tensor,
             Variable,
             backend.DataInfo,
-            Scope,
+            scope_type,
             backend._data_ids,
             _store_layout,
             engine.dispose_tensor,
@@ -77,7 +79,7 @@ def configure(engine: Engine) -> None:
             "string",
         )
         _state["python_dispose"] = Tensor.dispose
-        python_run_kernel = type(engine).__dict__["run_kernel"]
+        python_run_kernel = KernelDispatch.run_kernel
         _state["python_run_kernel"] = python_run_kernel
         _state["run_kernel"] = _dispatch.run_kernel_method(type(engine), python_run_kernel, BYTES_PER_ELEMENT)
         _state["engine_type"] = type(engine)
@@ -88,7 +90,7 @@ def configure(engine: Engine) -> None:
 def _set_enabled(value: Any) -> None:
     if _dispatch is None:
         return
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     on = bool(value)
     _dispatch.set_enabled(on)
@@ -102,7 +104,7 @@ def scope_disposer(fallback: Callable[[list, set], None]) -> Callable[[list, set
 
 
 def step_runner() -> Callable[..., Any] | None:
-    """``_dispatch.run_steps`` (a graph program's plain replayed steps, ``converter/program.py``) while compiled
+    """``_dispatch.run_steps`` (a graph program's plain replayed steps, ``converter/runtime/program.py``) while compiled
     dispatch is on, else None."""
     return _dispatch.run_steps if _dispatch is not None and _dispatch.enabled() else None
 

@@ -4,19 +4,17 @@ Ops call these after checking dtypes and shapes (``ndflow/ops/arithmetic.py``, `
 to ``run_kernel`` (or returns None, ``run_scalar_float``) whenever the fast path is closed (a gradient tape,
 ``profile()``, debug mode or the leak tracker watches), the backend has no direct form of the kernel
 (``kernel_registry.register_direct``), an input lives on another backend or is disposed, or is stored in
-another shape. :class:`~ndflow.core.engine.Engine` mixes it in; its state lives on the engine.
+another shape. Outputs are made by the engine's ``_track_output`` (:func:`~ndflow.core.dispatch.outputs.track_output`).
+:class:`~ndflow.core.engine.Engine` mixes it in; its state lives on the engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .backend import Backend, DataInfo
-from .tensor import Tensor
-
-if TYPE_CHECKING:
-    from .engine import Scope
+from ..backend import Backend
+from ..tensor import Tensor
 
 _FLOAT32_MAX = 3.4028234663852886e38
 
@@ -28,12 +26,7 @@ class DirectPath:
 
     _direct: dict[str, Callable[..., Any]]
     _backend: Backend | None
-    _data: dict[int, DataInfo]
-    num_data_buffers: int
-    num_bytes: int
-    num_tensors: int
-    active_scope: Scope | None
-    _next_tensor_id: Callable[[], int]
+    _track_output: Callable[..., Tensor]
     run_kernel: Callable[..., Any]
 
     def run_unary_float(self, name: str, x: Tensor) -> Tensor:
@@ -44,7 +37,7 @@ class DirectPath:
             if x._info.backend is backend:
                 data_id = backend.direct_unary(fn, x)
                 if data_id is not None:
-                    return self._float_output(data_id, x.shape, x.size, backend)
+                    return self._track_output(data_id, x.shape, "float32", backend)
         return self.run_kernel(name, (x,), None)
 
     def run_binary_float(self, name: str, a: Tensor, b: Tensor) -> Tensor:
@@ -55,7 +48,7 @@ class DirectPath:
             if a._info.backend is backend and b._info.backend is backend:
                 data_id = backend.direct_binary(fn, a, b)
                 if data_id is not None:
-                    return self._float_output(data_id, a.shape, a.size, backend)
+                    return self._track_output(data_id, a.shape, "float32", backend)
         return self.run_kernel(name, (a, b), None)
 
     def run_scalar_float(self, name: str, a: Tensor, s: float) -> Tensor | None:
@@ -67,19 +60,5 @@ class DirectPath:
             if a._info.backend is backend:
                 data_id = backend.direct_scalar(fn, a, s)
                 if data_id is not None:
-                    return self._float_output(data_id, a.shape, a.size, backend)
+                    return self._track_output(data_id, a.shape, "float32", backend)
         return None
-
-    def _float_output(self, data_id: int, shape: tuple[int, ...], size: int, backend: Backend) -> Tensor:
-        """:meth:`_track_output` for a new float32 buffer of ``size`` elements (no tracker: fast path)."""
-        size_bytes = 4 * size
-        info = self._data[data_id] = DataInfo(backend, size_bytes)
-        self.num_data_buffers += 1
-        self.num_bytes += size_bytes
-        t = Tensor(shape, "float32", data_id, self._next_tensor_id(), info)
-        self.num_tensors += 1
-        scope = self.active_scope
-        if scope is not None:
-            t.scope_id = scope.id
-            scope.track.append(t)
-        return t
