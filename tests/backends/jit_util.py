@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import jit, native_split
-from ndflow.backends.cpu.jit import plans
+from ndflow.backends.cpu import numba as jit
+from ndflow.backends.cpu.native import native_split
+from ndflow.backends.cpu.plans import conv as plans
 
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")
 #: For tests of the C module's AVX-512 kernels: skipped on a processor without AVX-512F, with the C module not

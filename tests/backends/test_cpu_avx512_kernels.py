@@ -14,9 +14,9 @@ from jit_util import needs_avx512, needs_numba
 from test_cpu_native_split import _epilogue, _special
 
 import ndflow as nf
-from ndflow.backends.cpu import native_split
-from ndflow.backends.cpu import parallel as cpu_parallel
-from ndflow.backends.cpu.jit import plans
+from ndflow.backends.cpu.native import native_split
+from ndflow.backends.cpu.native import parallel as cpu_parallel
+from ndflow.backends.cpu.plans import conv as plans
 
 RNG = np.random.default_rng(21)
 MODULE = native_split._load()
@@ -166,10 +166,10 @@ def test_the_flag_turns_it_off():
 def test_convolution_jobs_equal_im2col_then_the_kernel(act):
     """A convolution job's chunks (im2col in the claiming thread) give the bits of the kernel on the whole
     column matrix."""
-    from ndflow.backends.cpu.jit import kernels
+    from ndflow.backends.cpu.numba import kernels
 
     k = kernels()  # before _conv_rows, which imports the kernels' modules
-    from ndflow.backends.cpu.jit import _conv_rows
+    from ndflow.backends.cpu.numba import _conv_rows
 
     x = _floats(1, 21, 19, 5)
     static = (3, 3, 1, 1, 1, 1, 1, 1, 21, 19)
@@ -345,7 +345,7 @@ POOL_CASES = [
 @needs_pool
 @pytest.mark.parametrize("case", POOL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-s{c[2]}")
 def test_max_pool_rows_equal_numba_bit_for_bit(case):
-    from ndflow.backends.cpu.jit import kernels
+    from ndflow.backends.cpu.numba import kernels
 
     shape, (fh, fw), (sh, sw), (dh, dw), (pt, pl), (out_h, out_w) = case
     x = _special(shape)

@@ -1,4 +1,4 @@
-"""Bound convolution calls (``ndflow.backends.cpu.jit.bound``) and the plans of replayed calls.
+"""Bound convolution calls (``ndflow.backends.cpu.plans.bound``) and the plans of replayed calls.
 
 A plan's bound call makes the C module call of the plan's route with every decision taken once (flags, split,
 epilogue arrays): it must give :func:`plans.run`'s bits on every route it covers (pointwise, blocked im2col, the
@@ -17,11 +17,13 @@ import pytest
 from jit_util import needs_avx512, plans_on_cpu
 
 import ndflow as nf
-from ndflow.backends.cpu import jit, native_split
-from ndflow.backends.cpu import parallel as cpu_parallel
-from ndflow.backends.cpu.jit import bound, plans
-from ndflow.backends.cpu.jit import ops as jit_ops
+from ndflow.backends.cpu import numba as jit
 from ndflow.backends.cpu.kernels import conv as conv_kernels
+from ndflow.backends.cpu.native import native_split
+from ndflow.backends.cpu.native import parallel as cpu_parallel
+from ndflow.backends.cpu.numba import ops as jit_ops
+from ndflow.backends.cpu.plans import bound
+from ndflow.backends.cpu.plans import conv as plans
 from ndflow.core.engine import ENGINE
 from ndflow.core.replay_attrs import ReplayAttrs, memoized
 

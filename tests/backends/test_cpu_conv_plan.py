@@ -1,4 +1,4 @@
-"""Per-call plans of the cpu convolution kernels (``ndflow.backends.cpu.jit.plans``).
+"""Per-call plans of the cpu convolution kernels (``ndflow.backends.cpu.plans.conv``).
 
 Every planned call must give the unplanned path's result bit for bit (flag ``CPU_CONV_PLANS`` off: geometry,
 route and epilogue worked out on each call), on every route (pointwise product, blocked im2col, the four
@@ -16,9 +16,10 @@ import pytest
 from jit_util import plans_on_cpu
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
-from ndflow.backends.cpu.jit import conv_blocked, plans
-from ndflow.backends.cpu.jit import ops as jit_ops
+from ndflow.backends.cpu import numba as jit
+from ndflow.backends.cpu.numba import conv_blocked
+from ndflow.backends.cpu.numba import ops as jit_ops
+from ndflow.backends.cpu.plans import conv as plans
 from ndflow.core.engine import ENGINE
 
 needs_numba = pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed")

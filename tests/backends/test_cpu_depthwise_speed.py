@@ -1,4 +1,4 @@
-"""The register-blocked 3x3 depthwise kernel (``ndflow.backends.cpu.jit._dw3_kernels``) agrees with the numpy path.
+"""The register-blocked 3x3 depthwise kernel (``ndflow.backends.cpu.numba._dw3_kernels``) agrees with the numpy path.
 
 Blocks of four (stride 1) or two (stride 2) neighbouring positions share weight and input loads; the last block
 of a row may overlap the one before; the other positions run one at a time (nine taps, or six at a left or right
@@ -14,9 +14,9 @@ import pytest
 from jit_util import needs_numba, numba_kernels, run_both  # noqa: F401 (a fixture)
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
-from ndflow.backends.cpu.jit import ops as jit_ops
+from ndflow.backends.cpu import numba as jit
 from ndflow.backends.cpu.kernels.conv import info_from_attrs
+from ndflow.backends.cpu.numba import ops as jit_ops
 
 RNG = np.random.default_rng(29)
 pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels

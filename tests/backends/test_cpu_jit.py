@@ -12,7 +12,7 @@ import pytest
 from jit_util import needs_numba, run_both
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import numba as jit
 
 RNG = np.random.default_rng(7)
 

@@ -13,8 +13,8 @@ import pytest
 from jit_util import needs_numba, numba_kernels, run_both  # noqa: F401 (a fixture)
 
 import ndflow as nf
-from ndflow.backends.cpu.jit import conv_blocked
-from ndflow.backends.cpu.jit import ops as jit_ops
+from ndflow.backends.cpu.numba import conv_blocked
+from ndflow.backends.cpu.numba import ops as jit_ops
 
 RNG = np.random.default_rng(11)
 pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import numba as jit
 
 RNG = np.random.default_rng(11)
 

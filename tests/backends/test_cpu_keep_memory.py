@@ -1,4 +1,4 @@
-"""Flag ``CPU_KEEP_MEMORY`` (``ndflow/backends/cpu/malloc_tuning.py``): glibc keeps freed array memory for the
+"""Flag ``CPU_KEEP_MEMORY`` (``ndflow/backends/cpu/native/malloc_tuning.py``): glibc keeps freed array memory for the
 next inference, so that a model's large intermediates stop page-faulting on every run."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import malloc_tuning
+from ndflow.backends.cpu.native import malloc_tuning
 
 needs_glibc = pytest.mark.skipif(not malloc_tuning.available(), reason="not Linux with glibc")
 

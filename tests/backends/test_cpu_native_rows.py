@@ -1,5 +1,5 @@
 """Depthwise convolutions' rows on the native workers (``_gemm.run_rows`` with the numba C callbacks of
-``ndflow/backends/cpu/jit/_dw_rows.py``).
+``ndflow/backends/cpu/numba/_dw_rows.py``).
 
 A row has the same bits whichever thread computes it: every route kind, with every epilogue, must equal the
 kernel run on the calling thread, bit for bit; and the split must really have run."""
@@ -12,11 +12,11 @@ from jit_util import needs_numba, numba_kernels  # noqa: F401 (a fixture)
 from test_cpu_native_split import sgemm_path  # noqa: F401 (a fixture)
 
 import ndflow as nf
-from ndflow.backends.cpu import native_split
-from ndflow.backends.cpu import parallel as cpu_parallel
-from ndflow.backends.cpu.jit import ACTIVATION_CODES, kernels
-from ndflow.backends.cpu.jit import ops as jit_ops
 from ndflow.backends.cpu.kernels.conv import info_from_attrs
+from ndflow.backends.cpu.native import native_split
+from ndflow.backends.cpu.native import parallel as cpu_parallel
+from ndflow.backends.cpu.numba import ACTIVATION_CODES, kernels
+from ndflow.backends.cpu.numba import ops as jit_ops
 
 RNG = np.random.default_rng(5)
 pytestmark = pytest.mark.usefixtures("numba_kernels")  # these test numba's kernels
@@ -182,7 +182,7 @@ def _conv_reference(x, w2, static, chunk, bias, add, act, alpha, slopes):
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}-s{c[3]}")
 @pytest.mark.usefixtures("sgemm_path")
 def test_convolution_chunks_equal_im2col_then_numpy_on_the_same_rows(case, act):
-    from ndflow.backends.cpu.jit import _conv_rows
+    from ndflow.backends.cpu.numba import _conv_rows
 
     shape, kh, kw, stride, pad, channels = case
     out_h = (shape[1] + 2 * pad - kh) // stride + 1

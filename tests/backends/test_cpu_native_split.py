@@ -1,4 +1,4 @@
-"""Matrix products split over native threads (``ndflow/backends/cpu/csrc/gemm_pool.c``, ``native_split.py``).
+"""Matrix products split over native threads (``ndflow/backends/cpu/native/csrc/gemm_pool.c``, ``native_split.py``).
 
 Each chunk of rows (or of columns) is one ``cblas_sgemm`` of numpy's OpenBLAS, then the epilogue: the result
 must equal, bit for bit, ``np.matmul`` of the same rows (columns) followed by numpy's epilogue, whoever computed
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import native_split
-from ndflow.backends.cpu import parallel as cpu_parallel
+from ndflow.backends.cpu.native import native_split
+from ndflow.backends.cpu.native import parallel as cpu_parallel
 
 RNG = np.random.default_rng(11)
 MODULE = native_split._load()

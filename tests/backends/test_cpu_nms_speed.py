@@ -1,4 +1,4 @@
-"""The cpu backend's hard non-maximum suppression, compiled (``ndflow.backends.cpu.jit._nms_kernels``) and numpy
+"""The cpu backend's hard non-maximum suppression, compiled (``ndflow.backends.cpu.numba._nms_kernels``) and numpy
 (blocks resolved by a fixed point), against TF.js's greedy loop transcribed literally.
 
 Every case runs ``suppress`` with the flag ``CPU_JIT`` off and on and compares indices and scores exactly: random
@@ -17,7 +17,7 @@ import pytest
 from jit_util import needs_numba
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import numba as jit
 from ndflow.backends.cpu.kernels import nms
 
 # ----------------------------------------------------------------------------- the reference

@@ -1,4 +1,4 @@
-"""ndflow's own split of large products over the cores (ndflow/backends/cpu/parallel.py)."""
+"""ndflow's own split of large products over the cores (ndflow/backends/cpu/native/parallel.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.backends.cpu import parallel
+from ndflow.backends.cpu.native import parallel
 
 
 @pytest.mark.parametrize(("n", "parts", "align"), [(10, 2, 1), (7, 3, 1), (100, 2, 16), (5, 4, 16), (1, 8, 1)])

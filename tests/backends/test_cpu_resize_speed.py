@@ -1,4 +1,4 @@
-"""The cpu backend's ResizeBilinear, compiled (``ndflow.backends.cpu.jit._image_kernels``) and numpy (row blocks),
+"""The cpu backend's ResizeBilinear, compiled (``ndflow.backends.cpu.numba._image_kernels``) and numpy (row blocks),
 against TF.js's per-pixel formula written plainly.
 
 The reference computes each output pixel's source coordinates from TF.js's definitions (``effective sizes``, half
@@ -14,8 +14,9 @@ import pytest
 from jit_util import needs_numba
 
 import ndflow as nf
-from ndflow.backends.cpu import jit
+from ndflow.backends.cpu import numba as jit
 from ndflow.backends.cpu.kernels import image
+from ndflow.backends.shared import image as shared_image
 
 
 def _source(out_size: int, in_size: int, align: bool, half: bool):
@@ -123,7 +124,7 @@ def test_the_flag_picks_the_path(monkeypatch):
 
 
 def test_axis_tables_are_kept_and_read_only():
-    a = image._bilinear_axis(17, 40, False, True)
-    assert image._bilinear_axis(17, 40, False, True) is a
+    a = shared_image.bilinear_axis(17, 40, False, True)
+    assert shared_image.bilinear_axis(17, 40, False, True) is a
     for t in a:
         assert not t.flags.writeable

@@ -15,7 +15,7 @@ import numpy as np
 from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
-from . import malloc_tuning
+from .native import malloc_tuning
 
 _BLAS: dict[str, Any] = {}
 
@@ -56,13 +56,6 @@ def set_blas_threads(value: object) -> None:
     blas = _openblas()
     if blas is not None:
         blas[0](n if n > 0 else _BLAS["default"])
-
-
-# On a machine shared with other work, 1 avoids waiting a scheduler time slice for a descheduled thread
-# in every matrix product (milliseconds each; blazepose-heavy took 2.2 s per inference with 2 threads next
-# to one other busy process, 0.22 s with 1); on an idle machine more threads make large products faster:
-# set 0 to leave numpy's own setting, or a count. Applied when the cpu backend is created.
-env().register_flag("CPU_BLAS_THREADS", lambda: 1, set_blas_threads)
 
 
 def _new_quiet_context() -> contextvars.Context:
@@ -177,7 +170,7 @@ class CPUBackend(RefCountedStore, Backend):
             blas = config["Build Dependencies"]["blas"]["name"]
         except Exception:  # show_config's layout differs between numpy versions
             pass
-        from .jit import status
+        from .numba import status
 
         return f"numpy {np.__version__} ({blas}); compiled kernels {status()}"
 

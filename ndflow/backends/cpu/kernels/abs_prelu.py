@@ -1,4 +1,4 @@
-"""``_NdflowAbsPrelu`` (ndflow's graph optimizer writes it; converter/abs_prelu.py): a PReLU written with
+"""``_NdflowAbsPrelu`` (ndflow's graph optimizer writes it; converter/passes/abs_prelu.py): a PReLU written with
 ``Abs``, ``x + (x - |x|) * c``, in one pass: the float32 operations of the four ops it replaces, in their
 order (the same bits)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.broadcast_util import broadcasts_to
-from .. import jit
+from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ....core.kernel_registry import register_direct
+from ...shared.numbers import SELU_SCALE, SELU_SCALEALPHA, SOFTPLUS_THRESHOLD
 from ..backend import CPUBackend
-from ..jit import ops as jit_ops
+from ..numba import ops as jit_ops
 from .common import Output, cpu_kernel, out, values_of
 from .unary import same_dtype_unary
 
-# The SELU constants TF.js uses (Klambauer et al. 2017): scale * alpha, and scale.
-SELU_SCALEALPHA = 1.7580993408473768599402175208123
-SELU_SCALE = 1.0507009873554804934193349852946
 # Softplus: below this exp(x) is the answer, above its negation x is (float32 machine epsilon).
-_SOFTPLUS_THRESHOLD = math.log(1.1920928955078125e-7) + 2.0
 
 
 @cpu_kernel("Relu")
@@ -108,7 +103,7 @@ def _selu(v: np.ndarray, attrs: dict | None) -> np.ndarray:
 def _softplus(v: np.ndarray, attrs: dict | None) -> np.ndarray:
     """log(1 + e ** x), switching to e ** x and to x where those are exact to float32 precision."""
     mid = np.log1p(np.exp(v))
-    return np.where(v < _SOFTPLUS_THRESHOLD, np.exp(v), np.where(v > -_SOFTPLUS_THRESHOLD, v, mid))
+    return np.where(v < SOFTPLUS_THRESHOLD, np.exp(v), np.where(v > -SOFTPLUS_THRESHOLD, v, mid))
 
 
 same_dtype_unary("Relu6", _relu6)

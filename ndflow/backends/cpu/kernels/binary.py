@@ -12,36 +12,9 @@ import math
 import numpy as np
 
 from ....core.kernel_registry import register_direct
+from ...shared.numbers import store, to_bool, to_int32
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
-
-_TWO32 = 4294967296.0
-
-
-def to_int32(values: np.ndarray) -> np.ndarray:
-    """Numbers stored into an Int32Array, as TF.js does: truncation, 0 for NaN/Infinity, and
-    wrapping modulo 2**32."""
-    r = np.where(np.isfinite(values), np.trunc(values), 0)
-    if r.size and (r.max() >= 2147483648.0 or r.min() < -2147483648.0):
-        r = np.fmod(r.astype(np.float64, copy=False), _TWO32).astype(np.int64)
-    return r.astype(np.int32)
-
-
-def to_bool(values: np.ndarray) -> np.ndarray:
-    """Numbers stored into the Uint8Array of a bool tensor: truncation modulo 256, then non-zero."""
-    if values.dtype.kind in "biu":
-        return (values % 256 != 0) if values.dtype.kind != "b" else values
-    return np.isfinite(values) & (np.fmod(np.trunc(values), 256) != 0)
-
-
-def store(values: np.ndarray, dtype: str) -> np.ndarray:
-    """``values`` (float results) as TF.js's typed array of ``dtype`` would hold them."""
-    if dtype == "int32":
-        return to_int32(values)
-    if dtype == "bool":
-        return to_bool(values)
-    return values
-
 
 # A channel vector broadcast against a channels-last array runs numpy's inner loop once per position (3 values
 # for an image's channels: 10x slower than one pass). :func:`apply` repeats the vector along a row of up to

@@ -3,12 +3,12 @@
 Every convolution runs channels-last: im2col through a strided view of the (padded) input and one
 BLAS matrix product; a 1x1 convolution without padding or strides is a plain matrix product. The
 backward-input pass is the transpose: one matrix product to columns, then col2im (a small loop
-over the filter taps adding vectorised slices); with numba (``ndflow.backends.cpu.jit``) the 2-D
+over the filter taps adding vectorised slices); with numba (``ndflow.backends.cpu.numba``) the 2-D
 backward-input pass runs one matrix product per tap into a reused buffer and a compiled scatter-add
 instead (no taps-times-larger column matrix), and the 2-D forward pass writes its columns in one compiled
 pass (no padded copy of the input), in blocks of output rows whose columns stay in cache for the matrix
 product. NCHW inputs are transposed in and out. With numba, channels-last float32 Conv2D (and the fused and
-depthwise kernels) run through a plan cached per call signature (:func:`planned`, :mod:`..jit.plans`).
+depthwise kernels) run through a plan cached per call signature (:func:`planned`, :mod:`..plans.conv`).
 
 Attributes (TF.js's, in snake_case): ``strides``, ``pad`` (``'same'``, ``'valid'``, an int or
 explicit pairs), ``data_format`` (``'NHWC'``/``'NCHW'``), ``dilations``, ``dim_rounding_mode``;
@@ -24,65 +24,16 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ....core.conv_util import ConvInfo, conv_info
+from ....core.conv_util import ConvInfo
 from ....core.replay_attrs import ReplayAttrs
-from .. import parallel
+from ...shared.conv import check_dy, info_from_attrs
 from ..backend import CPUBackend
-from ..jit import ops as jit_ops
-from ..jit import plans
+from ..native import parallel
+from ..numba import ops as jit_ops
+from ..plans import conv as plans
 from .common import Output, cpu_kernel, out, values_of
 
 # ----------------------------------------------------------------------------- n-d helpers
-
-
-def _frozen(v: object) -> object:
-    """A hashable form of an attribute value (explicit pads come as nested lists)."""
-    return tuple(_frozen(e) for e in v) if isinstance(v, list | tuple) else v
-
-
-_INFO_CACHE: dict[tuple, ConvInfo] = {}
-_INFO_CACHE_SIZE = 512
-
-
-def info_from_attrs(
-    in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool = False
-) -> ConvInfo:
-    """The geometry of a kernel call from TF.js-style attributes (cached: models repeat the same calls)."""
-    get = attrs.get
-    strides, dilations, pad = get("strides", 1), get("dilations", 1), get("pad", "valid")
-    rest = (get("dim_rounding_mode"), get("data_format"))
-    key = (tuple(in_shape), tuple(filter_shape), kernel, depthwise, strides, dilations, pad, *rest)
-    try:
-        info = _INFO_CACHE.get(key)
-    except TypeError:  # lists (explicit pads) in the attributes: their hashable form
-        key = (*key[:4], _frozen(strides), _frozen(dilations), _frozen(pad), *rest)
-        try:
-            info = _INFO_CACHE.get(key)
-        except TypeError:  # an unhashable attribute value: compute it (and let conv_info report it)
-            return _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
-    if info is None:
-        info = _conv_info(in_shape, filter_shape, attrs, kernel, depthwise)
-        if len(_INFO_CACHE) >= _INFO_CACHE_SIZE:
-            _INFO_CACHE.clear()
-        _INFO_CACHE[key] = info
-    return info
-
-
-def _conv_info(
-    in_shape: tuple[int, ...], filter_shape: tuple[int, ...], attrs: dict, kernel: str, depthwise: bool
-) -> ConvInfo:
-    data_format = attrs.get("data_format") or ("NHWC" if len(in_shape) == 4 else "NDHWC")
-    return conv_info(
-        in_shape,
-        filter_shape,
-        attrs.get("strides", 1),
-        attrs.get("dilations", 1),
-        attrs.get("pad", "valid"),
-        attrs.get("dim_rounding_mode"),
-        depthwise=depthwise,
-        channels_last=data_format in ("NHWC", "NDHWC", "NWC"),
-        op=kernel,
-    )
 
 
 def to_channels_last(a: np.ndarray, info: ConvInfo) -> np.ndarray:
@@ -242,13 +193,6 @@ def conv_backprop_filter(x: np.ndarray, dy: np.ndarray, info: ConvInfo, filter_s
     return (cols.T @ dy.reshape(-1, dy.shape[-1])).reshape(filter_shape)
 
 
-def check_dy(dy_shape: tuple[int, ...], info: ConvInfo, kernel: str) -> None:
-    if tuple(dy_shape) != tuple(info.out_shape):
-        raise ValueError(
-            f"{kernel}: dy has shape {list(dy_shape)} but the convolution's output shape is {list(info.out_shape)}"
-        )
-
-
 def values(backend: CPUBackend, t: object, dtype: type = np.float32) -> np.ndarray:
     v = values_of(backend, t)  # type: ignore[arg-type]
     return v if v.dtype == dtype else v.astype(dtype)
@@ -321,7 +265,7 @@ _BUILDERS = {
 def planned(
     backend: CPUBackend, kernel: str, inputs: tuple, attrs: dict, depthwise: bool, fused: bool
 ) -> Output | None:
-    """The output of a 2-D convolution kernel through its cached plan (:mod:`..jit.plans`), or None when it has
+    """The output of a 2-D convolution kernel through its cached plan (:mod:`..plans.conv`), or None when it has
     none (the caller then runs its unplanned path, which gives the same result)."""
     if attrs.__class__ is ReplayAttrs:  # a replayed call whose plan is bound: straight to its bound call
         runner = plans.replayed_bound(attrs)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...shared.conv import check_dy, info_from_attrs
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out
-from .conv import check_dy, conv_backprop_filter, conv_backprop_input, conv_forward, info_from_attrs, values
+from .conv import conv_backprop_filter, conv_backprop_input, conv_forward, values
 
 
 def compute_dtype(*dtypes: str) -> type:

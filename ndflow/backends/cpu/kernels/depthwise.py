@@ -3,7 +3,7 @@
 Both loop over the filter taps (a small static loop) and do vectorised work on the whole output per
 tap: a multiply-accumulate for depthwise, a running maximum for dilation. Depthwise honours
 ``data_format`` NCHW (TF.js's cpu kernel ignores it and reads NCHW input as NHWC). With numba
-(``ndflow.backends.cpu.jit``), the depthwise forward pass is one compiled loop instead (10-20x faster).
+(``ndflow.backends.cpu.numba``), the depthwise forward pass is one compiled loop instead (10-20x faster).
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ import itertools
 
 import numpy as np
 
+from ...shared.conv import check_dy, dilation_info, info_from_attrs
 from ..backend import CPUBackend
-from ..jit import ops as jit_ops
+from ..numba import ops as jit_ops
 from .common import Output, cpu_kernel, out
 from .conv import (
-    check_dy,
     from_channels_last,
-    info_from_attrs,
     needed_size,
     padded_input,
     place,
@@ -131,11 +130,6 @@ def depthwise_conv2d_native_backprop_filter(backend: CPUBackend, inputs: tuple, 
 MIN_SAFE_INTEGER = -9007199254740991.0  # TF.js's start value for the running maximum
 
 
-def _dilation_info(x_shape: tuple[int, ...], f_shape: tuple[int, ...], attrs: dict, kernel: str):
-    attrs = {**attrs, "data_format": "NHWC", "dim_rounding_mode": None}
-    return info_from_attrs(x_shape, (*f_shape, f_shape[-1]), attrs, kernel)
-
-
 def _dilation_dtype(*dtypes: str) -> type:
     return np.float32 if all(d == "float32" for d in dtypes) else np.float64
 
@@ -152,7 +146,7 @@ def _dilation_values(backend: CPUBackend, x: object, f: object, info) -> tuple[l
 def dilation2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``: grayscale dilation, the max over each window of ``x + filter`` (NHWC)."""
     x, f = inputs
-    info = _dilation_info(x.shape, f.shape, attrs, "Dilation2D")
+    info = dilation_info(x.shape, f.shape, attrs, "Dilation2D")
     dtype = _dilation_dtype(x.dtype, f.dtype)
     result = np.full((x.shape[0], *info.out_size, x.shape[-1]), MIN_SAFE_INTEGER, dtype=dtype)
     if result.size and x.size:
@@ -173,7 +167,7 @@ def _argmax_taps(backend: CPUBackend, x: object, f: object, info) -> tuple[np.nd
 
 def _dilation_backprop(backend: CPUBackend, inputs: tuple, attrs: dict, kernel: str, for_input: bool) -> Output:
     x, f, dy = inputs
-    info = _dilation_info(x.shape, f.shape, attrs, kernel)
+    info = dilation_info(x.shape, f.shape, attrs, kernel)
     check_dy(dy.shape, info, kernel)
     target = x if for_input else f
     if dy.size == 0 or x.size == 0:

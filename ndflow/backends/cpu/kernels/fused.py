@@ -8,7 +8,7 @@ plus ``activation`` (``linear``, ``relu``, ``relu6``, ``elu``, ``leakyrelu``, ``
 or 1-D PReLU weights line up with the channels, as in TF.js. With numba, a channels-last float32
 output gets its bias and activation in one compiled pass (written row by row, while the depthwise
 kernel still has the row in cache) instead of a numpy pass per step. Those calls go through a plan cached per
-call signature (:mod:`..jit.plans`): the second call of a model's node does only the numeric work.
+call signature (:mod:`..plans.conv`): the second call of a model's node does only the numeric work.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import math
 
 import numpy as np
 
-from .. import parallel
+from ...shared.conv import info_from_attrs
 from ..backend import CPUBackend
-from ..jit import bound as jit_bound
-from ..jit import ops as jit_ops
+from ..native import parallel
+from ..numba import ops as jit_ops
+from ..plans import bound as jit_bound
 from .common import Output, cpu_kernel, out, values_of
 from .conv import (
     conv_forward,
     conv_input_slots,
     from_channels_last,
-    info_from_attrs,
     planned,
     to_channels_last,
     values,

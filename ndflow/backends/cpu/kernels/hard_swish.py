@@ -1,11 +1,11 @@
-"""``_NdflowHardSwish`` (ndflow's graph optimizer writes it; converter/hard_swish.py): MobileNetV3's
+"""``_NdflowHardSwish`` (ndflow's graph optimizer writes it; converter/passes/hard_swish.py): MobileNetV3's
 ``x * relu6(x + 3) * c`` in one pass, the float32 operations of the four ops it replaces in their order."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import jit
+from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 

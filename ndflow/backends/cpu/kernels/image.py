@@ -3,70 +3,32 @@ FlipLeftRight, RotateWithOffset, Transform.
 
 Images are NHWC. Resizing gathers whole rows and columns with index and weight vectors computed
 once per axis (and kept per axis size and attributes); coordinates and interpolation run in float64,
-as TF.js's JavaScript numbers do, and are stored as float32. With the JIT on (``..jit``), ResizeBilinear
-runs as one compiled loop (:mod:`..jit._image_kernels`) doing the same arithmetic in the same order.
+as TF.js's JavaScript numbers do, and are stored as float32. With the JIT on (``..numba``), ResizeBilinear
+runs as one compiled loop (:mod:`..numba._image_kernels`) doing the same arithmetic in the same order.
 ``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js uses.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from types import ModuleType
 
 import numpy as np
 
-from .. import jit
+from ...shared.image import (
+    bilinear_axis,
+    channel_fill,
+    crop_coords,
+    fold_coord,
+    js_round,
+    nearest_axis,
+    resize_attrs,
+)
+from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
-
-def js_round(x: np.ndarray) -> np.ndarray:
-    """``Math.round``: the nearest integer, halves rounded towards +Infinity."""
-    return np.floor(x + 0.5)
-
-
 # ----------------------------------------------------------------------------- resize
-
-
-def _ratio(in_size: int, out_size: int, align_corners: bool) -> float:
-    """Input pixels per output pixel (TF.js's ``effectiveInputSize / effectiveOutputSize``)."""
-    if align_corners and out_size > 1:
-        return (in_size - 1) / (out_size - 1)
-    return in_size / out_size if out_size else 0.0
-
-
-@lru_cache(maxsize=256)
-def _bilinear_axis(
-    in_size: int, out_size: int, align_corners: bool, half_pixel: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each output index along one axis: the lower and upper source index and the fraction.
-
-    Kept per arguments (a model resizes the same shapes on every run); the arrays are read-only."""
-    ratio = _ratio(in_size, out_size, align_corners)
-    i = np.arange(out_size, dtype=np.float64)
-    src = ratio * (i + 0.5) - 0.5 if half_pixel else ratio * i
-    lo = np.maximum(0.0, np.floor(src))
-    hi = np.minimum(in_size - 1, np.ceil(src))
-    tables = lo.astype(np.intp), hi.astype(np.intp), src - lo
-    for t in tables:
-        t.flags.writeable = False
-    return tables
-
-
-def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
-    """For each output index along one axis: the source index it copies."""
-    ratio = _ratio(in_size, out_size, align_corners)
-    i = np.arange(out_size, dtype=np.float64)
-    src = ratio * (i + 0.5) if half_pixel else ratio * i
-    idx = np.minimum(in_size - 1, js_round(src) if align_corners else np.floor(src))
-    if half_pixel:
-        idx = np.maximum(0.0, idx)
-    return idx.astype(np.intp)
-
-
-def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
-    return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
 
 
 # Input dtypes the compiled resize takes (each compiles once, on first use); others run the numpy path.
@@ -77,7 +39,7 @@ def _compiled() -> ModuleType | None:
     """The compiled image kernels, or None when the numpy paths must run (JIT off, numba missing or broken)."""
     if jit.kernels() is None:
         return None
-    from ..jit import _image_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
+    from ..numba import _image_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
 
     return _image_kernels
 
@@ -127,9 +89,9 @@ def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     new_h, new_w = attrs["size"]
     if batch * new_h * new_w * channels == 0:
         return out(backend, np.zeros((batch, new_h, new_w, channels), np.float32), "float32")
-    align, half = _resize_attrs(attrs)
-    r0, r1, rf = _bilinear_axis(height, new_h, align, half)
-    c0, c1, cf = _bilinear_axis(width, new_w, align, half)
+    align, half = resize_attrs(attrs)
+    r0, r1, rf = bilinear_axis(height, new_h, align, half)
+    c0, c1, cf = bilinear_axis(width, new_w, align, half)
     result = np.empty((batch, new_h, new_w, channels), np.float32)
     compiled = _compiled() if x.dtype in _COMPILED_DTYPES and x.size else None  # (an empty image reads nothing)
     if compiled is not None:
@@ -158,9 +120,9 @@ def resize_nearest_neighbor(backend: CPUBackend, inputs: tuple, attrs: dict) -> 
     new_h, new_w = attrs["size"]
     if batch * new_h * new_w * channels == 0:
         return out(backend, np.zeros((batch, new_h, new_w, channels), x.dtype), images.dtype)
-    align, half = _resize_attrs(attrs)
-    rows = _nearest_axis(height, new_h, align, half)
-    cols = _nearest_axis(width, new_w, align, half)
+    align, half = resize_attrs(attrs)
+    rows = nearest_axis(height, new_h, align, half)
+    cols = nearest_axis(width, new_w, align, half)
     return out(backend, x[:, rows][:, :, cols], images.dtype)
 
 
@@ -184,9 +146,9 @@ def resize_nearest_neighbor_grad(backend: CPUBackend, inputs: tuple, attrs: dict
     images, dy = inputs
     batch, height, width, channels = images.shape
     g = values_of(backend, dy).astype(np.float64)
-    align, half = _resize_attrs(attrs)
-    rows = _nearest_axis(height, g.shape[1], align, half)
-    cols = _nearest_axis(width, g.shape[2], align, half)
+    align, half = resize_attrs(attrs)
+    rows = nearest_axis(height, g.shape[1], align, half)
+    cols = nearest_axis(width, g.shape[2], align, half)
     g = _sum_groups(_sum_groups(g, rows, height, 1), cols, width, 2)
     return out(backend, g, images.dtype)
 
@@ -194,7 +156,7 @@ def resize_nearest_neighbor_grad(backend: CPUBackend, inputs: tuple, attrs: dict
 def _spread(g: np.ndarray, size: int, axis: int, align: bool, half: bool) -> np.ndarray:
     """The transpose of bilinear interpolation along ``axis``: each value goes back to its two
     source pixels, weighted as the forward pass took them."""
-    lo, hi, frac = _bilinear_axis(size, g.shape[axis], align, half)
+    lo, hi, frac = bilinear_axis(size, g.shape[axis], align, half)
     shape = [1] * g.ndim
     shape[axis] = frac.size
     frac = frac.reshape(shape)
@@ -207,7 +169,7 @@ def resize_bilinear_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Out
     images, dy = inputs
     _, height, width, _ = images.shape
     g = values_of(backend, dy).astype(np.float64)
-    align, half = _resize_attrs(attrs)
+    align, half = resize_attrs(attrs)
     g = _spread(_spread(g, height, 1, align, half), width, 2, align, half)
     return out(backend, g, "float32")
 
@@ -232,8 +194,8 @@ def crop_and_resize(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     n = bx.shape[0]
     if n * crop_h * crop_w * channels == 0:
         return out(backend, np.zeros((n, crop_h, crop_w, channels), np.float32), "float32")
-    y = _crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
-    x = _crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
+    y = crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
+    x = crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
     outside = ((y < 0) | (y > height - 1))[:, :, None] | ((x < 0) | (x > width - 1))[:, None, :]
     unknown = np.isnan(y)[:, :, None] | np.isnan(x)[:, None, :]
     good_box = (ind >= 0) & (ind < batch)
@@ -266,14 +228,6 @@ def _crop_sample(src: np.ndarray, b: np.ndarray, y: np.ndarray, x: np.ndarray, m
     return upper + (lower - upper) * y_lerp
 
 
-def _crop_coords(start: np.ndarray, end: np.ndarray, size: int, crop: int) -> np.ndarray:
-    """Source coordinates (in pixels) of the ``crop`` samples of each box along one axis."""
-    if crop > 1:
-        scale = (end - start) * (size - 1) / (crop - 1)
-        return start[:, None] * (size - 1) + np.arange(crop, dtype=np.float64)[None, :] * scale[:, None]
-    return (0.5 * (start + end) * (size - 1))[:, None]
-
-
 @cpu_kernel("FlipLeftRight")
 def flip_left_right(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mirror NHWC images horizontally."""
@@ -282,11 +236,9 @@ def flip_left_right(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> O
 
 
 def _channel_fill(fill_value: object, channels: int) -> np.ndarray | float:
-    """``fill_value`` as TF.js applies it: a number everywhere, or per channel with alpha (channel 3) 255."""
-    if isinstance(fill_value, int | float):
-        return float(fill_value)
-    values = [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)]  # type: ignore[index]
-    return np.array(values, np.float64)
+    """:func:`channel_fill`, a per-channel fill as a float64 array."""
+    fill = channel_fill(fill_value, channels)
+    return fill if isinstance(fill, float) else np.array(fill, np.float64)
 
 
 @cpu_kernel("RotateWithOffset")
@@ -317,34 +269,10 @@ def rotate_with_offset(backend: CPUBackend, inputs: tuple, attrs: dict) -> Outpu
 # ----------------------------------------------------------------------------- transform
 
 
-def _reflect(c: np.ndarray, n: int) -> np.ndarray:
-    """Reflect ``[abcd]`` to ``[dcba|abcd|dcba]``."""
-    if n <= 1:
-        return np.where((c < 0) | (c > n - 1), 0.0, c)
-    period = 2 * n
-    below = period * np.trunc(-c / period) + c
-    below = np.where(below < -n, below + period, -below - 1)
-    above = c - period * np.trunc(c / period)
-    above = np.where(above >= n, period - above - 1, above)
-    return np.where(c < 0, below, np.where(c > n - 1, above, c))
-
-
-def _wrap(c: np.ndarray, n: int) -> np.ndarray:
-    """Wrap ``[abcd]`` to ``[abcd|abcd|abcd]`` (TF.js's arithmetic, kept as it is)."""
-    if n <= 1:
-        return np.where((c < 0) | (c > n - 1), 0.0, c)
-    below = c + n * (np.trunc(-c / (n - 1)) + 1)
-    above = c - n * np.trunc(c / (n - 1))
-    return np.where(c < 0, below, np.where(c > n - 1, above, c))
-
-
 def _map_coord(c: np.ndarray, n: int, mode: str) -> np.ndarray:
     if mode == "constant":
         return c
-    if mode == "reflect":
-        c = _reflect(c, n)
-    elif mode == "wrap":
-        c = _wrap(c, n)
+    c = fold_coord(c, n, mode, np)
     return np.maximum(0.0, np.minimum(c, n - 1))  # TF.js's clamp(0, c, n - 1)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import parallel
 from ..backend import CPUBackend
+from ..native import parallel
 from .common import Output, cpu_kernel, out, values_of
 
 

@@ -2,7 +2,7 @@
 V5 (with scores, soft-NMS).
 
 Greedy selection in order of score (ties: the smaller box index first). With the JIT on
-(``..jit``), hard NMS (no soft-NMS sigma) is TF.js's loop compiled (:mod:`..jit._nms_kernels`): a
+(``..numba``), hard NMS (no soft-NMS sigma) is TF.js's loop compiled (:mod:`..numba._nms_kernels`): a
 heap of candidates, each compared with the boxes selected so far in one vectorised pass. The numpy
 path walks the candidates in that order in blocks (64 growing to ``_BLOCK_MAX``): a block is first
 checked against the boxes selected so far (one IoU matrix), then resolved within itself from a
@@ -21,7 +21,7 @@ from types import ModuleType
 
 import numpy as np
 
-from .. import jit
+from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -129,7 +129,7 @@ def _compiled() -> ModuleType | None:
     """The compiled NMS kernel's module, or None when the numpy paths must run (JIT off, numba missing or broken)."""
     if jit.kernels() is None:
         return None
-    from ..jit import _nms_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
+    from ..numba import _nms_kernels  # noqa: PLC0415 - imports numba: only once the JIT is known to be on
 
     return _nms_kernels
 
@@ -142,7 +142,7 @@ def _hard_compiled(
     iou_threshold: float,
     score_threshold: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Hard NMS in the compiled kernel (TF.js's loop, see :mod:`..jit._nms_kernels`)."""
+    """Hard NMS in the compiled kernel (TF.js's loop, see :mod:`..numba._nms_kernels`)."""
     b = np.ascontiguousarray(boxes).reshape(-1, 4)
     s = np.ascontiguousarray(scores).reshape(-1)
     limit = max(0, min(int(max_output_size), s.size))

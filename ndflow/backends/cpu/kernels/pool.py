@@ -25,8 +25,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..backend import CPUBackend
-from ..jit import bound as jit_bound
-from ..jit import ops as jit_ops
+from ..numba import ops as jit_ops
+from ..plans import bound as jit_bound
 from .common import Output, cpu_kernel, out, share, values_of
 
 Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
@@ -280,7 +280,7 @@ def _keeps_shape(x, geo: Geometry) -> bool:
 
 
 def _bound(backend: CPUBackend, x, attrs: dict, is_max: bool) -> Output | None:
-    """A replayed float32 call through its bound form (:func:`..jit.bound.pool2d`), or None."""
+    """A replayed float32 call through its bound form (:func:`..plans.bound.pool2d`), or None."""
     if x.dtype != "float32":
         return None
     run = jit_bound.replayed(attrs, lambda: _bind(x.shape, _geometry(attrs), is_max))

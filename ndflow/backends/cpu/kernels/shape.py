@@ -6,8 +6,8 @@ import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_shared_output
+from ...shared.numbers import to_int32
 from ..backend import CPUBackend
-from .binary import to_int32
 from .common import Output, cpu_kernel, out, share, values_of
 
 

@@ -12,25 +12,9 @@ import math
 import numpy as np
 
 from ....core.dtypes import NUMPY_DTYPE
+from ...shared.indexing import check_coordinates, first_bad
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
-
-
-def _first_bad(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask.reshape(-1))[0])
-
-
-def _check_coordinates(op: str, arg: str, coords: np.ndarray, shape: tuple[int, ...]) -> None:
-    """Every row of ``coords`` (n, rank) must address an element of ``shape``: IndexError otherwise."""
-    if coords.size == 0:
-        return
-    bad = ((coords < 0) | (coords >= np.asarray(shape, dtype=np.int64))).any(axis=1)
-    if bad.any():
-        i = _first_bad(bad)
-        raise IndexError(f"{op}: {arg}[{i}] = {coords[i].tolist()} is out of bounds for shape {list(shape)}")
-
-
-# ----------------------------------------------------------------------------- SparseToDense
 
 
 @cpu_kernel("SparseToDense")
@@ -44,7 +28,7 @@ def sparse_to_dense(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     slice_rank = idx.shape[-1] if idx.ndim > 1 else 1
     num_updates = idx.size // max(slice_rank, 1)
     idx = idx.reshape(num_updates, slice_rank)
-    _check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
+    check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
     default = values_of(backend, default_t).reshape(-1)[0]
     result = np.full(shape, default, dtype=NUMPY_DTYPE[dtype])
     if num_updates == 0 or result.size == 0:
@@ -93,7 +77,7 @@ def sparse_fill_empty_rows(backend: CPUBackend, inputs: tuple, attrs: dict | Non
         ]
     rows = indices[:, 0]
     if n and (rows.min() < 0 or rows.max() >= dense_rows):
-        i = _first_bad((rows < 0) | (rows >= dense_rows))
+        i = first_bad((rows < 0) | (rows >= dense_rows))
         raise IndexError(f"{op}: indices[{i}, 0] = {int(rows[i])} is not in [0, {dense_rows})")
     counts = np.bincount(rows, minlength=dense_rows)
     empty = counts == 0
@@ -169,7 +153,7 @@ def sparse_reshape(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> li
     if any(d < 0 for d in input_shape):
         raise ValueError(f"{op}: argument 'input_shape' must hold non-negative sizes, got {input_shape}")
     shape = _target_shape(op, math.prod(input_shape), input_shape, target)
-    _check_coordinates(op, "input_indices", indices, tuple(input_shape))
+    check_coordinates(op, "input_indices", indices, tuple(input_shape))
     new_indices = np.zeros((nnz, len(shape)), np.int64)
     if nnz:
         linear = indices @ np.asarray(_strides(input_shape), np.int64) if in_rank else np.zeros(nnz, np.int64)
@@ -207,7 +191,7 @@ def _segment_reduce(backend: CPUBackend, inputs: tuple, op: str, mean: bool) -> 
         raise ValueError(f"{op}: segment ids must be sorted (non-decreasing), got {segments.tolist()}")
     rows = data.shape[0]
     if indices.min() < 0 or indices.max() >= rows:
-        i = _first_bad((indices < 0) | (indices >= rows))
+        i = first_bad((indices < 0) | (indices >= rows))
         raise IndexError(f"{op}: indices[{i}] = {int(indices[i])} is not in [0, {rows})")
     gathered = data[indices]
     if dtype == "bool":

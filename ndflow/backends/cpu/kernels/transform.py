@@ -3,27 +3,11 @@ BroadcastArgs, OneHot."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ...shared.numbers import js_number_as
 from ..backend import CPUBackend
 from .common import Output, copied, cpu_kernel, out, share, values_of
-
-
-def js_number_as(value: float, dtype: str) -> float | int | bool:
-    """A JS number stored into TF.js's typed array for ``dtype`` (Int32Array wraps, Uint8Array for bool)."""
-    if dtype == "float32":
-        return np.float32(value)
-    if dtype in ("int32", "bool"):
-        if not math.isfinite(value):
-            return 0 if dtype == "int32" else False
-        bits = 32 if dtype == "int32" else 8
-        n = math.trunc(value) & ((1 << bits) - 1)
-        if dtype == "bool":
-            return n != 0
-        return n - (1 << 32) if n >= 1 << 31 else n
-    return value
 
 
 @cpu_kernel("SplitV")

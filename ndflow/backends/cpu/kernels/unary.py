@@ -9,8 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ....core.kernel_registry import register_direct
+from ...shared.numbers import erf, store
 from ..backend import CPUBackend
-from .binary import store
 from .common import Output, cpu_kernel, out, values_of
 
 Fn = Callable[[np.ndarray, dict | None], np.ndarray]
@@ -86,20 +86,6 @@ def _sign(v: np.ndarray, attrs: dict | None) -> np.ndarray:
     return np.where(np.isnan(v), v.dtype.type(0), np.sign(v))  # TF.js: sign(NaN) is 0
 
 
-# Abramowitz & Stegun 7.1.26, the approximation TF.js uses (|error| < 1.5e-7).
-_ERF_P = 0.3275911
-_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
-
-def _erf(v: np.ndarray, attrs: dict | None) -> np.ndarray:
-    x = v.astype(np.float64)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + _ERF_P * a)
-    a1, a2, a3, a4, a5 = _ERF_A
-    poly = ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t
-    return (np.sign(x) * (1.0 - poly * np.exp(-a * a))).astype(v.dtype)
-
-
 def _step(v: np.ndarray, attrs: dict) -> np.ndarray:
     """1 where x > 0, ``alpha`` elsewhere; NaN stays NaN."""
     return np.where(v > 0, v.dtype.type(1), np.where(np.isnan(v), v, v.dtype.type(attrs["alpha"])))
@@ -111,7 +97,7 @@ def _clip(v: np.ndarray, attrs: dict) -> np.ndarray:
 
 
 same_dtype_unary("Sign", _sign)
-same_dtype_unary("Erf", _erf)
+same_dtype_unary("Erf", erf)
 same_dtype_unary("Step", _step)
 same_dtype_unary("ClipByValue", _clip)
 

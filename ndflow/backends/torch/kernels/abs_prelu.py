@@ -1,4 +1,4 @@
-"""``_NdflowAbsPrelu`` (ndflow's graph optimizer writes it; converter/abs_prelu.py): a PReLU written with
+"""``_NdflowAbsPrelu`` (ndflow's graph optimizer writes it; converter/passes/abs_prelu.py): a PReLU written with
 ``Abs``, ``x + (x - |x|) * c``, as the four float32 ops it replaces, in their order."""
 
 from __future__ import annotations

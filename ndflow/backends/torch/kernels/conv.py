@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as tnf
 
 from ....core.conv_util import ConvInfo
-from ...cpu.kernels.conv import check_dy, info_from_attrs
+from ...shared.conv import check_dy, info_from_attrs
 from ..backend import TorchBackend
 from ._threads import conv_forward_flops, conv_input_grad_flops, filter_grad_flops
 from .common import F, Output, out, torch_kernel, values_of

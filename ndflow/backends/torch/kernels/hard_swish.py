@@ -1,4 +1,4 @@
-"""``_NdflowHardSwish`` (ndflow's graph optimizer writes it; converter/hard_swish.py): ``x * relu6(x + 3) * c``
+"""``_NdflowHardSwish`` (ndflow's graph optimizer writes it; converter/passes/hard_swish.py): ``x * relu6(x + 3) * c``
 as the four float32 ops it replaces, in their order (torch's own hardswish divides by 6: other bits)."""
 
 from __future__ import annotations

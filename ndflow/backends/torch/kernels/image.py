@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as tnf
 
+from ...shared.image import bilinear_axis, channel_fill, crop_coords, fold_coord, nearest_axis, resize_attrs
 from ..backend import TorchBackend
 from .common import F, Output, from_numpy, host, out, torch_kernel, values_of
 
@@ -26,38 +27,6 @@ def js_round(x):
 
 
 # ----------------------------------------------------------------------------- resize
-
-
-def _ratio(in_size: int, out_size: int, align_corners: bool) -> float:
-    """Input pixels per output pixel (TF.js's ``effectiveInputSize / effectiveOutputSize``)."""
-    if align_corners and out_size > 1:
-        return (in_size - 1) / (out_size - 1)
-    return in_size / out_size if out_size else 0.0
-
-
-def _bilinear_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool):
-    """For each output index along one axis: the lower and upper source index and the fraction."""
-    ratio = _ratio(in_size, out_size, align_corners)
-    i = np.arange(out_size, dtype=np.float64)
-    src = ratio * (i + 0.5) - 0.5 if half_pixel else ratio * i
-    lo = np.maximum(0.0, np.floor(src))
-    hi = np.minimum(in_size - 1, np.ceil(src))
-    return lo.astype(np.int64), hi.astype(np.int64), src - lo
-
-
-def _nearest_axis(in_size: int, out_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
-    """For each output index along one axis: the source index it copies."""
-    ratio = _ratio(in_size, out_size, align_corners)
-    i = np.arange(out_size, dtype=np.float64)
-    src = ratio * (i + 0.5) if half_pixel else ratio * i
-    idx = np.minimum(in_size - 1, js_round(src) if align_corners else np.floor(src))
-    if half_pixel:
-        idx = np.maximum(0.0, idx)
-    return idx.astype(np.int64)
-
-
-def _resize_attrs(attrs: dict) -> tuple[bool, bool]:
-    return bool(attrs.get("align_corners", False)), bool(attrs.get("half_pixel_centers", False))
 
 
 def _work(v: torch.Tensor) -> torch.Tensor:
@@ -74,14 +43,14 @@ def resize_bilinear(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     if batch * new_h * new_w * channels == 0:
         return out(backend, torch.zeros(shape, dtype=F(), device=backend.device), "float32", shape)
     x = _work(values_of(backend, images))
-    align, half = _resize_attrs(attrs)
+    align, half = resize_attrs(attrs)
     if align != half and x.dtype is torch.float32:
         # TF's half-pixel centers (source coordinate clamped at 0) and its align_corners are torch's two bilinear
         # modes; torch's kernel is 10-20x faster than the gathers below. TF's legacy mode (neither) has no twin.
         y = tnf.interpolate(x.permute(0, 3, 1, 2), size=(new_h, new_w), mode="bilinear", align_corners=align)
         return out(backend, y.permute(0, 2, 3, 1), "float32", shape)
-    r0, r1, rf = (from_numpy(backend, a) for a in _bilinear_axis(height, new_h, align, half))
-    c0, c1, cf = (from_numpy(backend, a) for a in _bilinear_axis(width, new_w, align, half))
+    r0, r1, rf = (from_numpy(backend, a) for a in bilinear_axis(height, new_h, align, half))
+    c0, c1, cf = (from_numpy(backend, a) for a in bilinear_axis(width, new_w, align, half))
     cf = cf.to(x.dtype)[None, None, :, None]
     rf = rf.to(x.dtype)[None, :, None, None]
     top, bottom = x.index_select(1, r0), x.index_select(1, r1)
@@ -101,9 +70,9 @@ def resize_nearest_neighbor(backend: TorchBackend, inputs: tuple, attrs: dict) -
     shape = (batch, new_h, new_w, channels)
     if batch * new_h * new_w * channels == 0:
         return out(backend, x.new_zeros(shape), images.dtype, shape)
-    align, half = _resize_attrs(attrs)
-    rows = from_numpy(backend, _nearest_axis(height, new_h, align, half))
-    cols = from_numpy(backend, _nearest_axis(width, new_w, align, half))
+    align, half = resize_attrs(attrs)
+    rows = from_numpy(backend, nearest_axis(height, new_h, align, half))
+    cols = from_numpy(backend, nearest_axis(width, new_w, align, half))
     return out(backend, x.index_select(1, rows).index_select(2, cols), images.dtype, shape)
 
 
@@ -120,9 +89,9 @@ def resize_nearest_neighbor_grad(backend: TorchBackend, inputs: tuple, attrs: di
     images, dy = inputs
     batch, height, width, channels = images.shape
     g = values_of(backend, dy).double()
-    align, half = _resize_attrs(attrs)
-    rows = from_numpy(backend, _nearest_axis(height, g.shape[1], align, half))
-    cols = from_numpy(backend, _nearest_axis(width, g.shape[2], align, half))
+    align, half = resize_attrs(attrs)
+    rows = from_numpy(backend, nearest_axis(height, g.shape[1], align, half))
+    cols = from_numpy(backend, nearest_axis(width, g.shape[2], align, half))
     g = _sum_groups(_sum_groups(g, rows, height, 1), cols, width, 2)
     return out(backend, g, images.dtype, images.shape)
 
@@ -130,7 +99,7 @@ def resize_nearest_neighbor_grad(backend: TorchBackend, inputs: tuple, attrs: di
 def _spread(g: torch.Tensor, size: int, axis: int, align: bool, half: bool, backend: TorchBackend) -> torch.Tensor:
     """The transpose of bilinear interpolation along ``axis``: each value goes back to its two
     source pixels, weighted as the forward pass took them."""
-    lo, hi, frac = _bilinear_axis(size, g.shape[axis], align, half)
+    lo, hi, frac = bilinear_axis(size, g.shape[axis], align, half)
     shape = [1] * g.dim()
     shape[axis] = frac.size
     f = from_numpy(backend, frac).reshape(shape)
@@ -144,20 +113,12 @@ def resize_bilinear_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> O
     images, dy = inputs
     _, height, width, _ = images.shape
     g = values_of(backend, dy).double()
-    align, half = _resize_attrs(attrs)
+    align, half = resize_attrs(attrs)
     g = _spread(_spread(g, height, 1, align, half, backend), width, 2, align, half, backend)
     return out(backend, g, "float32", images.shape)
 
 
 # ----------------------------------------------------------------------------- crop, flip, rotate
-
-
-def _crop_coords(start: np.ndarray, end: np.ndarray, size: int, crop: int) -> np.ndarray:
-    """Source coordinates (in pixels) of the ``crop`` samples of each box along one axis."""
-    if crop > 1:
-        scale = (end - start) * (size - 1) / (crop - 1)
-        return start[:, None] * (size - 1) + np.arange(crop, dtype=np.float64)[None, :] * scale[:, None]
-    return (0.5 * (start + end) * (size - 1))[:, None]
 
 
 def _crop_sample(
@@ -197,8 +158,8 @@ def crop_and_resize(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     shape = (n, crop_h, crop_w, channels)
     if n * crop_h * crop_w * channels == 0:
         return out(backend, torch.zeros(shape, dtype=F(), device=backend.device), "float32", shape)
-    y = _crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
-    x = _crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
+    y = crop_coords(bx[:, 0], bx[:, 2], height, crop_h)  # (n, crop_h)
+    x = crop_coords(bx[:, 1], bx[:, 3], width, crop_w)  # (n, crop_w)
     outside = ((y < 0) | (y > height - 1))[:, :, None] | ((x < 0) | (x > width - 1))[:, None, :]
     unknown = np.isnan(y)[:, :, None] | np.isnan(x)[:, None, :]
     good_box = (ind >= 0) & (ind < batch)
@@ -226,13 +187,6 @@ def flip_left_right(backend: TorchBackend, inputs: tuple, attrs: dict | None) ->
     return out(backend, torch.flip(values_of(backend, image), (2,)), image.dtype, image.shape)
 
 
-def _channel_fill(fill_value: object, channels: int) -> float | list[float]:
-    """``fill_value`` as TF.js applies it: a number everywhere, or per channel with alpha (channel 3) 255."""
-    if isinstance(fill_value, int | float):
-        return float(fill_value)
-    return [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)]  # type: ignore[index]
-
-
 def _fill_tensor(fill: float | list[float], like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(fill, dtype=torch.float64, device=like.device)
 
@@ -257,7 +211,7 @@ def rotate_with_offset(backend: TorchBackend, inputs: tuple, attrs: dict) -> Out
     inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
     rows = from_numpy(backend, np.where(inside, src_y, 0).astype(np.int64))
     cols = from_numpy(backend, np.where(inside, src_x, 0).astype(np.int64))
-    fill = _fill_tensor(_channel_fill(attrs.get("fill_value", 0), channels), img)
+    fill = _fill_tensor(channel_fill(attrs.get("fill_value", 0), channels), img)
     picked = img[:, rows, cols].double()
     result = torch.where(from_numpy(backend, inside)[None, :, :, None], picked, fill)
     return out(backend, result, image.dtype, image.shape)
@@ -266,34 +220,10 @@ def rotate_with_offset(backend: TorchBackend, inputs: tuple, attrs: dict) -> Out
 # ----------------------------------------------------------------------------- transform
 
 
-def _reflect(c: torch.Tensor, n: int) -> torch.Tensor:
-    """Reflect ``[abcd]`` to ``[dcba|abcd|dcba]``."""
-    if n <= 1:
-        return torch.where((c < 0) | (c > n - 1), 0.0, c)
-    period = 2 * n
-    below = period * torch.trunc(-c / period) + c
-    below = torch.where(below < -n, below + period, -below - 1)
-    above = c - period * torch.trunc(c / period)
-    above = torch.where(above >= n, period - above - 1, above)
-    return torch.where(c < 0, below, torch.where(c > n - 1, above, c))
-
-
-def _wrap(c: torch.Tensor, n: int) -> torch.Tensor:
-    """Wrap ``[abcd]`` to ``[abcd|abcd|abcd]`` (TF.js's arithmetic, kept as it is)."""
-    if n <= 1:
-        return torch.where((c < 0) | (c > n - 1), 0.0, c)
-    below = c + n * (torch.trunc(-c / (n - 1)) + 1)
-    above = c - n * torch.trunc(c / (n - 1))
-    return torch.where(c < 0, below, torch.where(c > n - 1, above, c))
-
-
 def _map_coord(c: torch.Tensor, n: int, mode: str) -> torch.Tensor:
     if mode == "constant":
         return c
-    if mode == "reflect":
-        c = _reflect(c, n)
-    elif mode == "wrap":
-        c = _wrap(c, n)
+    c = fold_coord(c, n, mode, torch)
     return torch.clamp(c, max=n - 1).clamp(min=0.0)  # TF.js's clamp(0, c, n - 1)
 
 

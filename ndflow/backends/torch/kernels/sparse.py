@@ -13,22 +13,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...shared.indexing import check_coordinates, first_bad
 from ..backend import TorchBackend
 from .common import Output, from_numpy, host, host_kernel, out, scalar, torch_dtype, torch_kernel, values_of
-
-
-def _first_bad(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask.reshape(-1))[0])
-
-
-def _check_coordinates(op: str, arg: str, coords: np.ndarray, shape: tuple[int, ...]) -> None:
-    """Every row of ``coords`` (n, rank) must address an element of ``shape``: IndexError otherwise."""
-    if coords.size == 0:
-        return
-    bad = ((coords < 0) | (coords >= np.asarray(shape, dtype=np.int64))).any(axis=1)
-    if bad.any():
-        i = _first_bad(bad)
-        raise IndexError(f"{op}: {arg}[{i}] = {coords[i].tolist()} is out of bounds for shape {list(shape)}")
 
 
 @torch_kernel("SparseToDense", strings=True)
@@ -42,7 +29,7 @@ def sparse_to_dense(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     slice_rank = idx.shape[-1] if idx.ndim > 1 else 1
     num_updates = idx.size // max(slice_rank, 1)
     idx = idx.reshape(num_updates, slice_rank)
-    _check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
+    check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
     result = torch.full(shape, scalar(backend, default_t), dtype=torch_dtype(dtype), device=backend.device)
     if num_updates == 0 or result.numel() == 0:
         return out(backend, result, dtype, shape)
@@ -72,7 +59,7 @@ def _segment_reduce(backend: TorchBackend, inputs: tuple, op: str, mean: bool) -
         raise ValueError(f"{op}: segment ids must be sorted (non-decreasing), got {segments.tolist()}")
     rows = data_t.shape[0]
     if indices.min() < 0 or indices.max() >= rows:
-        i = _first_bad((indices < 0) | (indices >= rows))
+        i = first_bad((indices < 0) | (indices >= rows))
         raise IndexError(f"{op}: indices[{i}] = {int(indices[i])} is not in [0, {rows})")
     data = values_of(backend, data_t)
     gathered = data.index_select(0, from_numpy(backend, indices))

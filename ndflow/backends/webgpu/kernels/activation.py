@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...cpu.kernels.activation import _SOFTPLUS_THRESHOLD, SELU_SCALE, SELU_SCALEALPHA
+from ...shared.numbers import SELU_SCALE, SELU_SCALEALPHA, SOFTPLUS_THRESHOLD
 from .binary import elementwise, unsupported
 from .common import Output, WebGPUBackend, gpu_kernel, wgsl_float
 from .forward import forward
@@ -48,8 +48,8 @@ unary_kernel(
 )
 unary_kernel(
     "Softplus",
-    f"if (v < {_f32(_SOFTPLUS_THRESHOLD)}) {{ return m_exp(v); }}\n"
-    f"if (v > {_f32(-_SOFTPLUS_THRESHOLD)}) {{ return v; }}\nreturn m_log1p(exp(v));",
+    f"if (v < {_f32(SOFTPLUS_THRESHOLD)}) {{ return m_exp(v); }}\n"
+    f"if (v > {_f32(-SOFTPLUS_THRESHOLD)}) {{ return v; }}\nreturn m_log1p(exp(v));",
     # log(1 + e ** n), truncated, is n for n >= 1 and 0 below
     int_body="return max(x, 0i);",
     bool_body=IDENTITY,

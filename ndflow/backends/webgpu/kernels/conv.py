@@ -19,7 +19,7 @@ which no op passes, run on the cpu kernel.
 from __future__ import annotations
 
 from ....core.conv_util import ConvInfo
-from ...cpu.kernels.conv import check_dy, info_from_attrs
+from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, size_of, strides_of
 from .forward import forward
 from .fused import PLAIN, Epilogue

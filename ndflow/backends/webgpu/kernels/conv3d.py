@@ -10,7 +10,7 @@ any real dtype as f32.
 
 from __future__ import annotations
 
-from ...cpu.kernels.conv import check_dy, info_from_attrs
+from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .conv import conv_backprop_filter_program, conv_backprop_input_program, conv_forward_program
 from .forward import forward

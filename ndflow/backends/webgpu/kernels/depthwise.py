@@ -15,7 +15,7 @@ float32 only; other dtypes (which no op passes) run on the cpu kernel.
 from __future__ import annotations
 
 from ....core.conv_util import ConvInfo
-from ...cpu.kernels.conv import check_dy, info_from_attrs
+from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, size_of
 from .conv import geometry_params, tensor_params
 from .forward import forward

@@ -21,8 +21,7 @@ are truncated for int32/bool targets.
 
 from __future__ import annotations
 
-from ...cpu.kernels.conv import check_dy
-from ...cpu.kernels.depthwise import _dilation_info
+from ...shared.conv import check_dy, dilation_info
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .conv import geometry_params
 from .forward import forward
@@ -109,7 +108,7 @@ def dilation2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     integer = _mode(backend, "Dilation2D", inputs, attrs, x, f)
     if integer is None:
         return forward("Dilation2D", backend, inputs, attrs)
-    info = _dilation_info(x.shape, f.shape, attrs, "Dilation2D")
+    info = dilation_info(x.shape, f.shape, attrs, "Dilation2D")
     out_shape = (x.shape[0], *info.out_size, x.shape[-1])
     if integer:
         start, value, update = (
@@ -155,7 +154,7 @@ def dilation2d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict
     integer = _mode(backend, kernel, inputs, attrs, x, f)
     if integer is None:
         return forward(kernel, backend, inputs, attrs)
-    info = _dilation_info(x.shape, f.shape, attrs, kernel)
+    info = dilation_info(x.shape, f.shape, attrs, kernel)
     check_dy(dy.shape, info, kernel)
     code = f"""{WIDE if integer else ""}
 {_winner(integer)}
@@ -210,7 +209,7 @@ def dilation2d_backprop_filter(backend: WebGPUBackend, inputs: tuple, attrs: dic
     integer = _mode(backend, kernel, inputs, attrs, x, f)
     if integer is None:
         return forward(kernel, backend, inputs, attrs)
-    info = _dilation_info(x.shape, f.shape, attrs, kernel)
+    info = dilation_info(x.shape, f.shape, attrs, kernel)
     check_dy(dy.shape, info, kernel)
     code = f"""{WIDE if integer else ""}
 {_winner(integer)}

@@ -10,30 +10,41 @@ that take this path; ``ndflow info`` and docs/ops.md show which kernels have GPU
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from ....core.engine import ENGINE
 from ....core.kernel_registry import kernel_table, register_kernel
-from ...cpu.backend import CPUBackend, _Record
 from ..backend import Output, WebGPUBackend
 from .common import GPU_KERNELS
 
 FORWARDED: set[str] = set()
 
-_CPU = CPUBackend()  # the data store the cpu kernels see: the inputs, for the length of one call
+_STATE: dict[str, Any] = {}
+
+
+def _cpu() -> Any:
+    """A cpu backend of its own (the registered cpu backend's class, made once): the data store the cpu kernels
+    see holds the inputs, for the length of one call."""
+    cpu = _STATE.get("cpu")
+    if cpu is None:
+        cpu = _STATE["cpu"] = type(ENGINE.find_backend("cpu"))()
+    return cpu
 
 
 def forwarder(name: str, cpu_fn: Callable) -> Callable:
     """A webgpu kernel that runs the cpu kernel ``cpu_fn`` on CPU copies of the inputs."""
 
     def run(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output | list[Output]:
-        store = _CPU.data
+        cpu = _cpu()
+        store, record_type = cpu.data, cpu.record_type
         placed = []
         try:
             for t in inputs:
                 if t is None or t.data_id in store:
                     continue
-                store[t.data_id] = _Record(backend.read_sync(t.data_id), 1)
+                store[t.data_id] = record_type(backend.read_sync(t.data_id), 1)
                 placed.append(t.data_id)
-            result = cpu_fn(_CPU, inputs, attrs)
+            result = cpu_fn(cpu, inputs, attrs)
             single = isinstance(result, tuple)
             outputs = [result] if single else list(result)
             converted = []

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ...cpu.kernels.image import _bilinear_axis, _nearest_axis
+from ...shared.image import bilinear_axis, nearest_axis
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .pool import F32_HELPERS, compute_type, to_out_fn
 
@@ -113,9 +113,9 @@ def _tables(
     ints, floats, offsets = [], [], {}
     for axis, (n, m) in zip("yx", zip(in_hw, out_hw, strict=True), strict=True):
         if bilinear:
-            lo, hi, frac = _bilinear_axis(n, m, align, half)
+            lo, hi, frac = bilinear_axis(n, m, align, half)
         else:
-            lo = hi = _nearest_axis(n, m, align, half)
+            lo = hi = nearest_axis(n, m, align, half)
             frac = np.zeros(m)
         start, end = _ranges(lo, hi, n)
         for part, values in (("lo", lo), ("hi", hi), ("start", start), ("end", end)):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from ...cpu.kernels.selection import _flat_indices, _scatter_layout
+from ...shared.indexing import flat_indices, scatter_layout
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, size_of, strides_of
 from .shape import cpu_values, empty_output
 
@@ -67,7 +67,7 @@ def gather_nd(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Outp
     tail = tuple(x.shape[rank:])
     idx = cpu_values(backend, indices)
     if idx is not None:
-        _flat_indices(idx.reshape(math.prod(batch_shape), rank), x.shape, rank, "gather_nd")
+        flat_indices(idx.reshape(math.prod(batch_shape), rank), x.shape, rank, "gather_nd")
     t = "f32" if x.dtype == "float32" else "i32"
     params = {"slice_size": size_of(tail), **_row_params(x.shape, rank)}
 
@@ -85,8 +85,8 @@ def _rows(backend: WebGPUBackend, indices: object, shape: tuple[int, ...], op: s
     count = size_of(ishape) // rank if rank else math.prod(ishape[:-1])
     idx = cpu_values(backend, indices)
     if idx is not None and size_of(shape):
-        layout, _ = _scatter_layout(idx, shape)
-        _flat_indices(layout, shape, layout.shape[1], op)
+        layout, _ = scatter_layout(idx, shape)
+        flat_indices(layout, shape, layout.shape[1], op)
     flat = Ref(indices.data_id, (count, rank), "int32")  # type: ignore[attr-defined]
 
     def code() -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...cpu.kernels.transform import js_number_as
+from ...shared.numbers import js_number_as
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes, share, size_of, strides_of
 from .shape import empty_output, fill_param, index_map, max_bindings, strided_view
 

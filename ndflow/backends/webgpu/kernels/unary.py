@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...cpu.kernels.binary import store
+from ...shared.numbers import erf, store
 from .binary import elementwise, unsupported
 from .common import Output, WebGPUBackend, gpu_kernel
 from .forward import forward
@@ -226,9 +226,7 @@ def _first_integer_where(fn: Callable[[float], float], value: int) -> int:
 
 
 def _cpu_erf(v: float) -> float:
-    from ...cpu.kernels.unary import _erf
-
-    return float(_erf(np.array([v]), None)[0])
+    return float(erf(np.array([v]), None)[0])
 
 
 # Abramowitz & Stegun 7.1.26, as the cpu kernel (TF.js's approximation)

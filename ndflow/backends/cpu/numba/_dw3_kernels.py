@@ -1,5 +1,5 @@
 """numba kernel of the 3x3 depthwise convolution (multiplier 1) with register blocking over output positions
-(imported lazily by :mod:`.ops` once :func:`ndflow.backends.cpu.jit.kernels` has loaded numba; see
+(imported lazily by :mod:`.ops` once :func:`ndflow.backends.cpu.numba.kernels` has loaded numba; see
 :mod:`._kernels` for the conventions).
 
 Each output row is computed in three parts:
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _epilogue_rows  # first: _kernels imports _conv_kernels at its end
+from ._epilogue import epilogue_rows
 
 # isort: split
 from ._conv_kernels import _interior
@@ -252,7 +252,7 @@ def _row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, slopes):  
             _position_two_columns(xf, wf, of, r0, r1, r2, xa, xa + cu, U(0), cu, orow + U(ow) * cu, cu)
         else:
             _border(xf, wf, of, row0, ih0, iw0, height, width, dh, dw, orow + U(ow) * cu, cu)
-    _epilogue_rows(out[b, oh], 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
+    epilogue_rows(out[b, oh], 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)

@@ -9,8 +9,8 @@ import threading
 
 import numpy as np
 
-from .. import native_split
-from .. import parallel as cpu_parallel
+from ..native import native_split
+from ..native import parallel as cpu_parallel
 from . import kernels
 from .route import BLOCKED, Route
 
@@ -94,7 +94,7 @@ def run_blocked(route: Route, k, x: np.ndarray, w: np.ndarray, ep_args: tuple | 
                 bias, add, act, alpha, slopes = ep_args
                 k.epilogue_serial(yb, bias, add[r0 * out_w : r1 * out_w] if add.size else add, act, alpha, slopes)
 
-    # Large convolutions over the cores (ndflow's threads, cpu/parallel.py): the compiled code releases the GIL.
+    # Large convolutions over the cores (ndflow's threads, cpu/native/parallel.py): the compiled code releases the GIL.
     if _blocked_native(route, xc, w2, y, ep_args):
         return y.reshape(route.out_shape)
     parts = cpu_parallel.threads() if 2 * route.work >= cpu_parallel.MIN_SPLIT_FLOPS else 1

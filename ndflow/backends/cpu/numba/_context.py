@@ -1,6 +1,6 @@
-"""The native pool's job context, read from numba's C callbacks (``jit/_dw_rows.py``, ``jit/_conv_rows.py``).
+"""The native pool's job context, read from numba's C callbacks (``numba/_dw_rows.py``, ``numba/_conv_rows.py``).
 
-The C module (``csrc/gemm_pool.c``) hands a callback 64 slots of 64 bits: the arrays' data pointers (slots
+The C module (``native/csrc/gemm_pool.c``) hands a callback 64 slots of 64 bits: the arrays' data pointers (slots
 0-7), their shapes (8-39, four per array), integers (40-55) and doubles (56-63). These helpers view array ``i``
 as a float32 array of its rank, and read the first double as a float32.
 """

@@ -1,4 +1,4 @@
-"""numba kernels of the cpu backend (imported only through :func:`ndflow.backends.cpu.jit.kernels`).
+"""numba kernels of the cpu backend (imported only through :func:`ndflow.backends.cpu.numba.kernels`).
 
 Every kernel works on float32, channels-last (NHWC), C-contiguous arrays and writes into an output
 the caller allocated. Sums run in the same order as the numpy paths (filter taps in row-major
@@ -19,54 +19,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._conv_kernels import depthwise3x3, depthwise3x3_serial, im2col2d  # noqa: F401 (re-exported)
+from ._dw_kernels import depthwise5x5, depthwise5x5_serial  # noqa: F401 (re-exported)
+from ._epilogue import epilogue_rows
+
 # ----------------------------------------------------------------------------- epilogue
-
-
-@njit(cache=True, nogil=True)
-def _epilogue_rows(y, r0, r1, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
-    """Rows ``r0:r1`` of the 2-D ``y`` (rows, channels): ``+ bias`` (empty = none), ``+ add`` (a residual of
-    ``y``'s shape, rows indexed as ``y``'s; empty = none), then activation ``act``."""
-    channels = y.shape[1]
-    if bias.size:
-        for i in range(r0, r1):
-            for c in range(channels):
-                y[i, c] += bias[c]
-    if add.size:
-        for i in range(r0, r1):
-            for c in range(channels):
-                y[i, c] += add[i, c]
-    zero, six = np.float32(0), np.float32(6)
-    if act == 1:  # relu (NaN stays NaN, as numpy's maximum); selects, not branches: they vectorize
-        for i in range(r0, r1):
-            for c in range(channels):
-                v = y[i, c]
-                y[i, c] = zero if v < zero else v
-    elif act == 2:  # relu6
-        for i in range(r0, r1):
-            for c in range(channels):
-                v = y[i, c]
-                v = zero if v < zero else v
-                y[i, c] = six if v > six else v
-    elif act == 3:  # leakyrelu
-        for i in range(r0, r1):
-            for c in range(channels):
-                if y[i, c] < 0:
-                    y[i, c] *= alpha
-    elif act == 4:  # prelu, one slope per channel
-        for i in range(r0, r1):
-            for c in range(channels):
-                if y[i, c] < 0:
-                    y[i, c] *= slopes[c]
-    elif act == 5:  # sigmoid
-        one = np.float32(1)
-        for i in range(r0, r1):
-            for c in range(channels):
-                y[i, c] = one / (one + math.exp(-y[i, c]))
-    elif act == 6:  # elu
-        for i in range(r0, r1):
-            for c in range(channels):
-                if y[i, c] < 0:
-                    y[i, c] = math.expm1(y[i, c])
 
 
 @njit(cache=True, parallel=True)
@@ -75,13 +32,13 @@ def epilogue(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     rows = y.shape[0]
     chunks = min(rows, 64)
     for k in prange(chunks):
-        _epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, add, act, alpha, slopes)
+        epilogue_rows(y, rows * k // chunks, rows * (k + 1) // chunks, bias, add, act, alpha, slopes)
 
 
 @njit(cache=True, nogil=True)
 def epilogue_serial(y, bias, add, act, alpha, slopes):  # pragma: no cover - compiled
     """:func:`epilogue` on the calling thread."""
-    _epilogue_rows(y, 0, y.shape[0], bias, add, act, alpha, slopes)
+    epilogue_rows(y, 0, y.shape[0], bias, add, act, alpha, slopes)
 
 
 # ----------------------------------------------------------------------------- depthwise
@@ -116,7 +73,7 @@ def _depthwise_row(x, w, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, 
                         xv = xr[iw, c]
                         for m in range(mult):
                             o[ow, c * mult + m] += xv * w[kh, kw, c, m]
-    _epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
+    epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)
@@ -162,7 +119,7 @@ def _depthwise_row_flat(x, wt, out, r, sh, dh, dw, pt, pl, bias, add, act, alpha
             ws = wt[kh, kw, j0:j1]
             for j in range(n):
                 os[j] += xs[j] * ws[j]
-    _epilogue_rows(out[b, oh], 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
+    epilogue_rows(out[b, oh], 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)
@@ -221,7 +178,7 @@ def add_taps(cols, dx, t0, t1, fw, out_h, out_w, sh, sw, dh, dw, pt, pl):  # pra
 
 @njit(cache=True, nogil=True)
 def activate(x, y, none, none2, act, alpha, slopes):  # pragma: no cover - compiled
-    """``y = activation(x)`` over 2-D (rows, channels) arrays in one pass, as :func:`_epilogue_rows` computes
+    """``y = activation(x)`` over 2-D (rows, channels) arrays in one pass, as :func:`epilogue_rows` computes
     it (``none``, ``none2``: unused, the epilogue's empty bias and residual). Written as selects, not
     branches, so that the loops vectorize; a call per row cost 40 ns a row (650 us for 128x128x16)."""
     rows, channels = x.shape
@@ -337,9 +294,3 @@ def pool2d(x, out, is_max, fh, fw, sh, sw, dh, dw, pt, pl):  # pragma: no cover 
                 else:
                     for c in range(channels):
                         o[c] = acc[c] / count if count else np.nan
-
-
-# ----------------------------------------------------------------------------- convolutions' hot shapes
-# (after everything above: _conv_kernels imports _epilogue_rows from this module)
-from ._conv_kernels import depthwise3x3, depthwise3x3_serial, im2col2d  # noqa: E402, F401
-from ._dw_kernels import depthwise5x5, depthwise5x5_serial  # noqa: E402, F401

@@ -1,4 +1,4 @@
-/* The native pool of ndflow.backends.cpu._gemm (gemm_pool.c): jobs, their context and how they run. The
+/* The native pool of ndflow.backends.cpu.native._gemm (gemm_pool.c): jobs, their context and how they run. The
  * Python entry points are in gemm_module.c. */
 #ifndef NDFLOW_GEMM_POOL_H
 #define NDFLOW_GEMM_POOL_H

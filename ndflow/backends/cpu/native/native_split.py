@@ -1,4 +1,4 @@
-"""Matrix products split over native threads (the optional C module ``ndflow.backends.cpu._gemm``).
+"""Matrix products split over native threads (the optional C module ``ndflow.backends.cpu.native._gemm``).
 
 :mod:`.parallel` splits products over Python threads, whose wake-up costs about 70 us here: only products
 of 40 MFLOP or more gain from it, and the MobileNet-style models' 1x1 convolutions (2-20 MFLOP each) ran on
@@ -11,7 +11,7 @@ thread count, so results are deterministic. A whole product can differ from one 
 float32 rounding (OpenBLAS picks its kernels by the number of rows), as the Python split's does.
 
 The same workers run other kernels whose output rows are independent (:func:`run_rows`): the depthwise
-convolutions, whose rows numba compiles as C callbacks (``jit/_dw_rows.py``).
+convolutions, whose rows numba compiles as C callbacks (``numba/_dw_rows.py``).
 
 Flag ``CPU_NATIVE_SPLIT`` (default on where the module was built and numpy's OpenBLAS found) turns it off.
 Products under ``MIN_FLOPS`` run unsplit, as before.
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.flags import env
+from ....core.flags import env
 
 #: Products below this many floating-point operations are not split (about 15 us of work on one core).
 MIN_FLOPS = 1_500_000
@@ -81,22 +81,16 @@ _SYMBOLS = (
 
 _state: dict[str, Any] = {"module": None, "tried": False, "why": ""}
 
-env().register_flag("CPU_NATIVE_SPLIT", lambda: True)
-
 
 def _configure(module: Any, avx512: object) -> None:
     lib, ilp64 = _state["sgemm"]
     module.configure(lib, ilp64, SPIN_US, AVX512_K_MAX if avx512 else 0)
 
 
-def _set_avx512(value: object) -> None:
+def set_avx512(value: object) -> None:
+    """Set hook of the flag ``CPU_AVX512`` (registered in :mod:`..flags`): reconfigures a loaded C module."""
     if _state["module"] is not None:
         _configure(_state["module"], value)
-
-
-# The C module's AVX-512 kernels (products, csrc/gemm_avx512.c; 3x3 and 5x5 depthwise rows, csrc/dw_avx512.c;
-# max pooling, csrc/pool_avx512.c): off, products run OpenBLAS's sgemm and the others numba's kernels, as before.
-env().register_flag("CPU_AVX512", lambda: True, _set_avx512)
 
 
 def _load() -> Any:
@@ -109,7 +103,7 @@ def _load() -> Any:
     except ImportError as exc:
         _state["why"] = f"the C module is not built ({exc})"
         return None
-    from .backend import numpy_openblas_libraries
+    from ..backend import numpy_openblas_libraries
 
     for lib in numpy_openblas_libraries():
         for name, ilp64 in _SYMBOLS:

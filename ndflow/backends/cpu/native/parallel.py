@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.flags import env
+from ....core.flags import env
 from . import native_split
 
 # Work below this many floating-point operations runs on the calling thread: waking a worker costs 75-85 us
@@ -41,13 +41,11 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _check_threads(value: object) -> None:
+def check_threads(value: object) -> None:
+    """Set hook of the flag ``CPU_THREADS`` (registered in :mod:`..flags`): refuses a negative count."""
     n = int(value)  # type: ignore[call-overload]
     if n < 0:
         raise ValueError(f"CPU_THREADS must be 0 (every core) or a positive count, got {n}")
-
-
-env().register_flag("CPU_THREADS", lambda: 0, _check_threads)
 
 
 def threads() -> int:

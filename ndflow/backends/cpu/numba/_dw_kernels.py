@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._conv_kernels import _interior
-from ._kernels import _epilogue_rows
+from ._epilogue import epilogue_rows
 
 U = np.uint64
 
@@ -157,7 +157,7 @@ def _dw5_row(x, w2, wl, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, s
     for ow in range(out_w):
         if ow < lo or ow >= hi:
             _border(x, w2, o, b, ih0, ow, 5, sw, dh, dw, pl)
-    _epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
+    epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _epilogue_rows
+from ._epilogue import epilogue_rows
 
 U = np.uint64
 
@@ -108,7 +108,7 @@ def _dw3_row(x, w, wt, out, r, sh, sw, dh, dw, pt, pl, bias, add, act, alpha, sl
     for ow in range(out_w):
         if ow < lo or ow >= hi:
             _dw3_border(x, w, o, b, ih0, ow, sw, dh, dw, pl)
-    _epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
+    epilogue_rows(o, 0, out_w, bias, add[b, oh] if add.size else add[0, 0], act, alpha, slopes)
 
 
 @njit(cache=True, parallel=True)

@@ -30,25 +30,24 @@ ACTIVATION_CODES = {"linear": 0, "relu": 1, "relu6": 2, "leakyrelu": 3, "prelu":
 _state: dict[str, object] = {"enabled": None, "module": None, "failed": None}
 
 
-def _set_enabled(value: object) -> None:
+def set_enabled(value: object) -> None:
+    """Set hook of the flag ``CPU_JIT`` (registered in :mod:`..flags`)."""
     _state["enabled"] = bool(value)
+
+
+def set_parallel(value: object) -> None:
+    """Set hook of the flag ``CPU_JIT_PARALLEL`` (registered in :mod:`..flags`)."""
+    _state["parallel"] = bool(value)
+
+
+def set_plans(value: object) -> None:
+    """Set hook of the flag ``CPU_CONV_PLANS`` (registered in :mod:`..flags`)."""
+    _state["plans"] = bool(value)
 
 
 def numba_available() -> bool:
     """Whether numba can be imported here (without importing it)."""
     return importlib.util.find_spec("numba") is not None
-
-
-env().register_flag("CPU_JIT", numba_available, _set_enabled)
-# Split large compiled loops between numba's threads. Off by default: on two cores the second thread
-# pays off only on an idle machine; when another process holds a core, every parallel loop waits a
-# scheduler time slice (milliseconds) for its late thread.
-env().register_flag("CPU_JIT_PARALLEL", lambda: False, lambda v: _state.__setitem__("parallel", bool(v)))
-
-
-# Keep the per-call plans of the compiled convolutions (``ndflow.backends.cpu.jit.plans``). On by default; off,
-# every call works out its geometry, route and epilogue again (the reference for the plans' tests).
-env().register_flag("CPU_CONV_PLANS", lambda: True, lambda v: _state.__setitem__("plans", bool(v)))
 
 
 def plans_enabled() -> bool:

@@ -21,8 +21,6 @@ import ctypes.util
 import sys
 from typing import Any
 
-from ...core.flags import env
-
 #: Blocks up to this size come from the heap (glibc's own dynamic threshold stops at 32 MiB on 64-bit).
 MMAP_THRESHOLD = 32 << 20
 
@@ -76,6 +74,3 @@ def status() -> str:
     if not available():
         return "off (not glibc)"
     return "on" if _state["applied"] else "off"
-
-
-env().register_flag("CPU_KEEP_MEMORY", available, apply)

@@ -1,6 +1,6 @@
 """Bound convolution calls: a plan's C module call with everything but the arrays decided.
 
-A plan (:mod:`.plans`) keeps a call's geometry, but running it still decides, on every call, what depends on
+A plan (:mod:`.conv`) keeps a call's geometry, but running it still decides, on every call, what depends on
 the flags and the thread count: whether the compiled code runs, whether the product goes to the C module and
 how it is split (threads, chunk, rows or columns), which epilogue arrays are passed, plus the argument checks.
 That is 5-10 us of Python per call, as long as the C product of a small layer (a 15x15x32 -> 64 pointwise
@@ -9,8 +9,8 @@ convolution takes 4-7 us). A bound call makes those decisions once, for the flag
 
 Bound are the routes that run on the C module: a pointwise product (``_gemm.matmul``), a blocked im2col product
 (``_gemm.conv``) and a 3x3 or 5x5 depthwise convolution on the AVX-512 rows (``_gemm.run_rows``). They make the
-same calls with the same arguments as :func:`.plans.run`, so the outputs are the same bits. Everything else (and
-a call whose input is not C-contiguous float32) runs :func:`.plans.run`.
+same calls with the same arguments as :func:`.conv.run`, so the outputs are the same bits. Everything else (and
+a call whose input is not C-contiguous float32) runs :func:`.conv.run`.
 
 2-D pooling (:func:`pool2d`) binds the same way for replayed calls (:func:`replayed`): the AVX-512 max pooling
 rows or numba's kernel, as :func:`.ops.pool2d` runs them.
@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ....core.replay_attrs import ReplayAttrs, memoized
-from .. import native_split
-from .. import parallel as cpu_parallel
-from . import kernels
-from .ops import (
+from ..native import native_split
+from ..native import parallel as cpu_parallel
+from ..numba import kernels
+from ..numba.ops import (
     _NONE,
     _NONE4,
     BLOCKED,
@@ -45,7 +45,7 @@ Runner = Callable[[Sequence[np.ndarray]], "np.ndarray | None"]
 
 
 def bind(plan, arrays: Sequence[np.ndarray]) -> Runner | None:
-    """The bound call of ``plan`` (a :class:`.plans.ConvPlan`) for the flags as they are now, made from one
+    """The bound call of ``plan`` (a :class:`.conv.ConvPlan`) for the flags as they are now, made from one
     call's input ``arrays`` (a plan's calls all have the same shapes); None where its route does not run on the
     C module now."""
     route, ep = plan.route, plan.epilogue
@@ -153,7 +153,7 @@ def _product(ep, rows: int, channels: int, out_shape: tuple[int, ...], call: Cal
 
 def _blocked(plan, in_channels: int) -> Runner | None:
     """An im2col convolution on the C module's workers (:func:`.conv_blocked._blocked_native`)."""
-    from . import conv_blocked
+    from ..numba import conv_blocked
 
     route, ep = plan.route, plan.epilogue
     batch, out_h, out_w, channels = route.out_shape

@@ -1,4 +1,4 @@
-/* The Python entry points of ndflow.backends.cpu._gemm (configure, matmul, conv, run_rows, ...): arguments
+/* The Python entry points of ndflow.backends.cpu.native._gemm (configure, matmul, conv, run_rows, ...): arguments
  * checked and taken here, jobs built and run by the pool (gemm_pool.c). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

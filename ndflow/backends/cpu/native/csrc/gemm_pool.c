@@ -1,4 +1,4 @@
-/* The pool of ndflow.backends.cpu._gemm (entry points: gemm_module.c): float32 matrix products split by rows over
+/* The pool of ndflow.backends.cpu.native._gemm (entry points: gemm_module.c): float32 matrix products split by rows over
  * a small pool of native threads, with
  * the convolution epilogue (bias, residual, relu/relu6) applied to each chunk while it is in cache.
  *

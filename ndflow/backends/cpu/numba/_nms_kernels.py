@@ -1,4 +1,4 @@
-"""numba kernel of hard non-maximum suppression (imported by :mod:`..kernels.nms` once :func:`..jit.kernels` says
+"""numba kernel of hard non-maximum suppression (imported by :mod:`..kernels.nms` once :func:`..numba.kernels` says
 the JIT is on; nothing else imports it).
 
 It follows TF.js's greedy loop step for step: candidates (score above the threshold) come off a heap best score

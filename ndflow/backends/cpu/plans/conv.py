@@ -23,10 +23,10 @@ import numpy as np
 
 from ....core.flags import env
 from ....core.replay_attrs import ReplayAttrs
-from .. import native_split
-from .. import parallel as cpu_parallel
-from . import ACTIVATION_CODES, bound, kernels, parallel, plans_enabled
-from .ops import (
+from ..native import native_split
+from ..native import parallel as cpu_parallel
+from ..numba import ACTIVATION_CODES, kernels, parallel, plans_enabled
+from ..numba.ops import (
     _NONE,
     _NONE2,
     _NONE4,
@@ -41,6 +41,7 @@ from .ops import (
     run_depthwise,
     sigmoid_into,
 )
+from . import bound
 
 PLAN_CACHE_SIZE = 1024
 
@@ -163,7 +164,7 @@ def run(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
             # an epilogue the C module lacks (elu): its product, as the unplanned path computes it, then ours
             fn = k.epilogue if parallel() and y.size >= PARALLEL_MIN_WORK else k.epilogue_serial
             fn(y, *args)
-        elif parts > 1:  # rows over the cores (cpu/parallel.py), each share's epilogue while it is in cache
+        elif parts > 1:  # rows over the cores (cpu/native/parallel.py), each share's epilogue while it is in cache
 
             def span(_: int, start: int, stop: int) -> None:
                 yb = y[start:stop]
@@ -218,7 +219,7 @@ def run_bound(plan: ConvPlan, arrays: Sequence[np.ndarray]) -> np.ndarray | None
 
 
 def _native(x: np.ndarray, w: np.ndarray, y: np.ndarray, args: tuple | None, threads: int) -> bool:
-    """The product and its epilogue split over native threads (:mod:`..native_split`), where that applies
+    """The product and its epilogue split over native threads (:mod:`..native.native_split`), where that applies
     (an epilogue of bias, residual and a linear, relu, relu6, leaky relu or PReLU activation)."""
     if args is None:
         return native_split.matmul_into(x, w, y, threads)

@@ -1,4 +1,4 @@
-"""numba kernel of bilinear resizing (imported by :mod:`..kernels.image` once :func:`..jit.kernels` says the JIT is
+"""numba kernel of bilinear resizing (imported by :mod:`..kernels.image` once :func:`..numba.kernels` says the JIT is
 on; nothing else imports it).
 
 The arithmetic is TF.js's, in float64 per output value: ``top = tl + (tr - tl) * cf``, ``bottom = bl + (br - bl)

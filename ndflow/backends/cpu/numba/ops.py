@@ -2,7 +2,7 @@
 
 Each function returns ``None`` (or ``False``) when the compiled path does not apply (JIT off, numba
 missing, a dtype or layout it does not handle); the caller then runs its numpy path. Nothing here
-imports numba: :func:`ndflow.backends.cpu.jit.kernels` does, on first use.
+imports numba: :func:`ndflow.backends.cpu.numba.kernels` does, on first use.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import native_split
-from .. import parallel as cpu_parallel
+from ..native import native_split
+from ..native import parallel as cpu_parallel
 from . import ACTIVATION_CODES, kernels, parallel
 from .conv_blocked import conv2d, conv_route, im2col, run_blocked  # noqa: F401 (the blocked convolutions)
 from .route import (  # noqa: F401 (the kinds, here for the kernels and plans)
