@@ -38,7 +38,7 @@ def test_ops_doc_is_current():
 
 def test_every_registered_kernel_has_a_tfjs_kernel_name():
     """Kernels are TF.js's, but for the ``_Ndflow*`` ones that only ndflow's graph optimizer writes nodes for
-    (converter/hard_swish.py), which no op calls."""
+    (converter/passes/hard_swish.py), which no op calls."""
     tfjs = {name for _, name in json.loads((ROOT / "tools" / "tfjs_api.json").read_text())["kernels"]}
     for backend, names in coverage().items():
         unknown = sorted(n for n in set(names) - tfjs if not n.startswith("_Ndflow"))

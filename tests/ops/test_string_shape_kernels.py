@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import ndflow as nf
-from ndflow.converter.tensor_list import from_tensor, reserve
+from ndflow.converter.runtime.tensor_list import from_tensor, reserve
 
 SHAPES = {0: (), 1: (3,), 2: (2, 3), 3: (2, 3, 2)}
 # Unicode, an empty string and a trailing NUL (which numpy's own string arrays would drop).
