@@ -1,6 +1,6 @@
 """``ndflow/core/kernel_names.py`` names every kernel: each kernel any backend registers and each gradient's
 kernel is one of its constants (TF.js's kernel names plus ndflow's own ``_Ndflow*`` kernels), and the ops and
-gradients name kernels through those constants, not through string literals."""
+gradients name kernels through those constants, and the backends register under them, not through string literals."""
 
 from __future__ import annotations
 
@@ -58,3 +58,22 @@ def _kernel_name_literals(path: Path) -> list[str]:
 def test_ops_and_gradients_name_kernels_by_constant(folder):
     found = [hit for path in sorted((PACKAGE / folder).rglob("*.py")) for hit in _kernel_name_literals(path)]
     assert found == [], "use ndflow.core.kernel_names constants: " + "; ".join(found)
+
+
+def _registration_literals(path: Path) -> list[str]:
+    """Kernel names spelled as literals in the first argument of a registration call (``@cpu_kernel("Add")``,
+    ``register_kernel("Add", ...)``, ``binary_kernel("Add", ...)``, ``register_direct(...)``, ...)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+            continue
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        registers = func.endswith(("_kernel", "_kernels")) or func.startswith("register_")
+        if registers and node.args[0].value in KERNEL_NAMES:
+            found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {func}({node.args[0].value!r})")
+    return found
+
+
+def test_backends_register_kernels_by_constant():
+    found = [hit for path in sorted((PACKAGE / "backends").rglob("*.py")) for hit in _registration_literals(path)]
+    assert found == [], "register under ndflow.core.kernel_names constants: " + "; ".join(found)

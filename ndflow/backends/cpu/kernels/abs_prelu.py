@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.broadcast_util import broadcasts_to
 from .. import numba as jit
 from ..backend import CPUBackend
@@ -20,7 +21,7 @@ def _check(x, c) -> None:
         )
 
 
-@cpu_kernel("_NdflowAbsPrelu")
+@cpu_kernel(kn._NdflowAbsPrelu)
 def abs_prelu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, c = inputs
     _check(x, c)

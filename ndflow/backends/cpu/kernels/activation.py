@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ...shared.numbers import SELU_SCALE, SELU_SCALEALPHA, SOFTPLUS_THRESHOLD
 from ..backend import CPUBackend
@@ -14,7 +15,7 @@ from .unary import same_dtype_unary
 # Softplus: below this exp(x) is the answer, above its negation x is (float32 machine epsilon).
 
 
-@cpu_kernel("Relu")
+@cpu_kernel(kn.Relu)
 def relu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return out(backend, _relu(values_of(backend, x)), x.dtype)
@@ -29,10 +30,10 @@ def _relu(v: np.ndarray) -> np.ndarray:
     return np.maximum(v, v.dtype.type(0))
 
 
-register_direct("Relu", "cpu", _relu)
+register_direct(kn.Relu, "cpu", _relu)
 
 
-@cpu_kernel("Sigmoid")
+@cpu_kernel(kn.Sigmoid)
 def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
@@ -50,7 +51,7 @@ def sigmoid(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, result, "float32")
 
 
-@cpu_kernel("Softmax")
+@cpu_kernel(kn.Softmax)
 def softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axis = attrs["dim"]
@@ -112,7 +113,7 @@ same_dtype_unary("Selu", _selu)
 same_dtype_unary("Softplus", _softplus)
 
 
-@cpu_kernel("LeakyRelu")
+@cpu_kernel(kn.LeakyRelu)
 def leaky_relu(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """alpha * x where x < 0, else x; float32 whatever the input."""
     (x,) = inputs
@@ -123,7 +124,7 @@ def leaky_relu(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, np.where(v < 0, v * np.float32(attrs["alpha"]), v), "float32")
 
 
-@cpu_kernel("Prelu")
+@cpu_kernel(kn.Prelu)
 def prelu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """alpha * x where x < 0, else x, with ``alpha`` broadcast against ``x``; float32."""
     x, alpha = inputs
@@ -135,7 +136,7 @@ def prelu(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, np.where(v < 0, a * v, v), "float32")
 
 
-@cpu_kernel("EluGrad")
+@cpu_kernel(kn.EluGrad)
 def elu_grad(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The gradient of elu from its output ``y``: dy where y >= 0, else dy * (y + 1)."""
     dy, y = inputs

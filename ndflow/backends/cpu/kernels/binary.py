@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ...shared.numbers import store, to_bool, to_int32
 from ..backend import CPUBackend
@@ -74,7 +75,7 @@ def _args(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray, s
     return values_of(backend, a), values_of(backend, b), a.dtype
 
 
-@cpu_kernel("Add")
+@cpu_kernel(kn.Add)
 def add(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "bool":
@@ -82,7 +83,7 @@ def add(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, apply(np.add, a, b), dtype)
 
 
-@cpu_kernel("Sub")
+@cpu_kernel(kn.Sub)
 def sub(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "bool":  # 1 - 0 = 1 and 0 - 1 = -1 (255 in a Uint8Array): true exactly where a != b
@@ -90,7 +91,7 @@ def sub(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, apply(np.subtract, a, b), dtype)
 
 
-@cpu_kernel("Multiply")
+@cpu_kernel(kn.Multiply)
 def multiply(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "bool":
@@ -98,7 +99,7 @@ def multiply(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, apply(np.multiply, a, b), dtype)
 
 
-@cpu_kernel("RealDiv")
+@cpu_kernel(kn.RealDiv)
 def real_div(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype in ("float32", "complex64"):
@@ -111,7 +112,7 @@ for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Multiply", np.multip
     register_direct(_name, "cpu", _fn)
 
 
-@cpu_kernel("FloorDiv")
+@cpu_kernel(kn.FloorDiv)
 def floor_div(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """floor(a / b); TF.js's kernel always returns int32, whatever the input dtype."""
     a, b, dtype = _args(backend, inputs)
@@ -119,7 +120,7 @@ def floor_div(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, to_int32(q), "int32")
 
 
-@cpu_kernel("Mod")
+@cpu_kernel(kn.Mod)
 def mod(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     # The remainder takes the sign of the divisor; NaN (0 for int32) where b == 0.
@@ -128,7 +129,7 @@ def mod(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, store(r, dtype), dtype)
 
 
-@cpu_kernel("Pow")
+@cpu_kernel(kn.Pow)
 def pow_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "int32":
@@ -139,19 +140,19 @@ def pow_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, r, dtype)
 
 
-@cpu_kernel("Maximum")
+@cpu_kernel(kn.Maximum)
 def maximum(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     return out(backend, apply(np.maximum, a, b), "int32" if dtype == "bool" else dtype)
 
 
-@cpu_kernel("Minimum")
+@cpu_kernel(kn.Minimum)
 def minimum(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     return out(backend, apply(np.minimum, a, b), "int32" if dtype == "bool" else dtype)
 
 
-@cpu_kernel("SquaredDifference")
+@cpu_kernel(kn.SquaredDifference)
 def squared_difference(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "bool":  # (a - b) ** 2 is 1 exactly where a != b
@@ -160,7 +161,7 @@ def squared_difference(backend: CPUBackend, inputs: tuple, attrs: dict | None) -
     return out(backend, np.multiply(d, d), dtype)
 
 
-@cpu_kernel("Atan2")
+@cpu_kernel(kn.Atan2)
 def atan2(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b, dtype = _args(backend, inputs)
     if dtype == "float32":
@@ -168,7 +169,7 @@ def atan2(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, store(np.arctan2(a.astype(np.float64), b.astype(np.float64)), dtype), dtype)
 
 
-@cpu_kernel("AddN")
+@cpu_kernel(kn.AddN)
 def add_n(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The sum of same-shaped tensors, added in order; bools count modulo 256 (a Uint8Array)."""
     dtype = inputs[0].dtype

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
 
-@cpu_kernel("Complex")
+@cpu_kernel(kn.Complex)
 def complex_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """``real + i * imag`` from two real tensors of one shape."""
     real, imag = inputs
@@ -18,21 +19,21 @@ def complex_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, result, "complex64")
 
 
-@cpu_kernel("Real")
+@cpu_kernel(kn.Real)
 def real(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
     return out(backend, np.real(values).astype(np.float32, copy=True), "float32")
 
 
-@cpu_kernel("Imag")
+@cpu_kernel(kn.Imag)
 def imag(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
     return out(backend, np.imag(values).astype(np.float32, copy=True), "float32")
 
 
-@cpu_kernel("ComplexAbs")
+@cpu_kernel(kn.ComplexAbs)
 def complex_abs(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The magnitude ``hypot(re, im)`` of each complex value, as float32."""
     (x,) = inputs

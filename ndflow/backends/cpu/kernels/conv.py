@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ....core import kernel_names as kn
 from ....core.conv_util import ConvInfo
 from ....core.replay_attrs import ReplayAttrs
 from ...shared.conv import check_dy, info_from_attrs
@@ -289,7 +290,7 @@ def planned(
 # ----------------------------------------------------------------------------- kernels
 
 
-@cpu_kernel("Conv2D")
+@cpu_kernel(kn.Conv2D)
 def conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
     result = planned(backend, "Conv2D", inputs, attrs, False, False)
@@ -301,7 +302,7 @@ def conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, from_channels_last(y, info), x.dtype)
 
 
-@cpu_kernel("Conv2DBackpropInput")
+@cpu_kernel(kn.Conv2DBackpropInput)
 def conv2d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv2D for x (conv2d_transpose)."""
     dy, f = inputs
@@ -311,7 +312,7 @@ def conv2d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Ou
     return out(backend, from_channels_last(dx, info), "float32")
 
 
-@cpu_kernel("Conv2DBackpropFilter")
+@cpu_kernel(kn.Conv2DBackpropFilter)
 def conv2d_backprop_filter(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv2D for its filter."""
     x, dy = inputs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.conv import check_dy, info_from_attrs
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out
@@ -37,7 +38,7 @@ def store_as(result: np.ndarray, dtype: str) -> np.ndarray:
     return result.astype(np.int32)
 
 
-@cpu_kernel("Conv3D")
+@cpu_kernel(kn.Conv3D)
 def conv3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; attributes ``strides``, ``pad``, ``dilations`` (NDHWC)."""
     x, f = inputs
@@ -47,7 +48,7 @@ def conv3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_as(y, x.dtype), x.dtype)
 
 
-@cpu_kernel("Conv3DBackpropInputV2")
+@cpu_kernel(kn.Conv3DBackpropInputV2)
 def conv3d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv3D for x (conv3d_transpose)."""
     dy, f = inputs
@@ -58,7 +59,7 @@ def conv3d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Ou
     return out(backend, dx, "float32")
 
 
-@cpu_kernel("Conv3DBackpropFilterV2")
+@cpu_kernel(kn.Conv3DBackpropFilterV2)
 def conv3d_backprop_filter(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv3D for its filter."""
     x, dy = inputs

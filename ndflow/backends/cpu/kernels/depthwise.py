@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.conv import check_dy, dilation_info, info_from_attrs
 from ..backend import CPUBackend
 from ..numba import ops as jit_ops
@@ -89,7 +90,7 @@ def depthwise_backprop_filter(x: np.ndarray, dy: np.ndarray, info, filter_shape:
     return dw
 
 
-@cpu_kernel("DepthwiseConv2dNative")
+@cpu_kernel(kn.DepthwiseConv2dNative)
 def depthwise_conv2d_native(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; one filter (times a channel multiplier) per input channel."""
     result = planned(backend, "DepthwiseConv2dNative", inputs, attrs, True, False)
@@ -101,7 +102,7 @@ def depthwise_conv2d_native(backend: CPUBackend, inputs: tuple, attrs: dict) -> 
     return out(backend, from_channels_last(y, info), x.dtype)
 
 
-@cpu_kernel("DepthwiseConv2dNativeBackpropInput")
+@cpu_kernel(kn.DepthwiseConv2dNativeBackpropInput)
 def depthwise_conv2d_native_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of DepthwiseConv2dNative for x."""
     dy, f = inputs
@@ -112,7 +113,7 @@ def depthwise_conv2d_native_backprop_input(backend: CPUBackend, inputs: tuple, a
     return out(backend, from_channels_last(dx, info), "float32")
 
 
-@cpu_kernel("DepthwiseConv2dNativeBackpropFilter")
+@cpu_kernel(kn.DepthwiseConv2dNativeBackpropFilter)
 def depthwise_conv2d_native_backprop_filter(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of DepthwiseConv2dNative for its filter."""
     x, dy = inputs
@@ -142,7 +143,7 @@ def _dilation_values(backend: CPUBackend, x: object, f: object, info) -> tuple[l
     return [(tap, xp[tap_slices(tap, info)] + fv[tap]) for tap in _taps(info.filter_size)], fv
 
 
-@cpu_kernel("Dilation2D")
+@cpu_kernel(kn.Dilation2D)
 def dilation2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``: grayscale dilation, the max over each window of ``x + filter`` (NHWC)."""
     x, f = inputs
@@ -190,13 +191,13 @@ def _dilation_backprop(backend: CPUBackend, inputs: tuple, attrs: dict, kernel: 
     return out(backend, store_as(grad.reshape(target.shape), target.dtype), target.dtype)
 
 
-@cpu_kernel("Dilation2DBackpropInput")
+@cpu_kernel(kn.Dilation2DBackpropInput)
 def dilation2d_backprop_input(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for x (to each window's winning position)."""
     return _dilation_backprop(backend, inputs, attrs, "Dilation2DBackpropInput", for_input=True)
 
 
-@cpu_kernel("Dilation2DBackpropFilter")
+@cpu_kernel(kn.Dilation2DBackpropFilter)
 def dilation2d_backprop_filter(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for its filter (to each winning tap)."""
     return _dilation_backprop(backend, inputs, attrs, "Dilation2DBackpropFilter", for_input=False)

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.conv import info_from_attrs
 from ..backend import CPUBackend
 from ..native import parallel
@@ -135,7 +136,7 @@ def _finish(
     return out(backend, y, new_dtype or dtype)
 
 
-@cpu_kernel("FusedConv2D")
+@cpu_kernel(kn.FusedConv2D)
 def fused_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
     result = planned(backend, "FusedConv2D", inputs, attrs, False, True)
@@ -167,7 +168,7 @@ def compiled_epilogue(backend: CPUBackend, x, bias, prelu, attrs: dict, info, ch
     )
 
 
-@cpu_kernel("FusedDepthwiseConv2D")
+@cpu_kernel(kn.FusedDepthwiseConv2D)
 def fused_depthwise_conv2d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """DepthwiseConv2dNative, then ``+ bias``, then ``+ residual``, then the activation, on one output buffer."""
     result = planned(backend, "FusedDepthwiseConv2D", inputs, attrs, True, True)
@@ -273,7 +274,7 @@ def _native_small_product(m: int, k: int, n: int, threads: int, activation: str,
     return run
 
 
-@cpu_kernel("_FusedMatMul")
+@cpu_kernel(kn._FusedMatMul)
 def fused_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation, on one output buffer."""
     small = jit_bound.replayed(attrs, lambda: _small_product(inputs, attrs))

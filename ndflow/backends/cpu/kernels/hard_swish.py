@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
@@ -15,7 +16,7 @@ def _four_ops(x: np.ndarray, three: np.float32, scale: np.float32, scale_first: 
     return (x * scale) * t if scale_first else (x * t) * scale
 
 
-@cpu_kernel("_NdflowHardSwish")
+@cpu_kernel(kn._NdflowHardSwish)
 def hard_swish(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, three, scale = inputs
     values = values_of(backend, x)

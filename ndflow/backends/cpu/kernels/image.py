@@ -15,6 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.image import (
     bilinear_axis,
     channel_fill,
@@ -74,7 +75,7 @@ def _bilinear_rows(
     dest[...] = top
 
 
-@cpu_kernel("ResizeBilinear")
+@cpu_kernel(kn.ResizeBilinear)
 def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Bilinear resize of NHWC images to ``size``; always float32.
 
@@ -111,7 +112,7 @@ def resize_bilinear(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, result, "float32")
 
 
-@cpu_kernel("ResizeNearestNeighbor")
+@cpu_kernel(kn.ResizeNearestNeighbor)
 def resize_nearest_neighbor(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Nearest-neighbour resize of NHWC images to ``size``; keeps the dtype."""
     (images,) = inputs
@@ -140,7 +141,7 @@ def _sum_groups(v: np.ndarray, idx: np.ndarray, n: int, axis: int) -> np.ndarray
     return result
 
 
-@cpu_kernel("ResizeNearestNeighborGrad")
+@cpu_kernel(kn.ResizeNearestNeighborGrad)
 def resize_nearest_neighbor_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Gradient of ResizeNearestNeighbor: each input pixel sums the ``dy`` of the pixels copied from it."""
     images, dy = inputs
@@ -163,7 +164,7 @@ def _spread(g: np.ndarray, size: int, axis: int, align: bool, half: bool) -> np.
     return _sum_groups(g * (1.0 - frac), lo, size, axis) + _sum_groups(g * frac, hi, size, axis)
 
 
-@cpu_kernel("ResizeBilinearGrad")
+@cpu_kernel(kn.ResizeBilinearGrad)
 def resize_bilinear_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Gradient of ResizeBilinear: ``dy`` spread back onto the input pixels with the forward weights."""
     images, dy = inputs
@@ -177,7 +178,7 @@ def resize_bilinear_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Out
 # ----------------------------------------------------------------------------- crop, flip, rotate
 
 
-@cpu_kernel("CropAndResize")
+@cpu_kernel(kn.CropAndResize)
 def crop_and_resize(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Crops of ``image`` at normalized ``boxes`` resized to ``crop_size``; float32.
 
@@ -228,7 +229,7 @@ def _crop_sample(src: np.ndarray, b: np.ndarray, y: np.ndarray, x: np.ndarray, m
     return upper + (lower - upper) * y_lerp
 
 
-@cpu_kernel("FlipLeftRight")
+@cpu_kernel(kn.FlipLeftRight)
 def flip_left_right(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mirror NHWC images horizontally."""
     (image,) = inputs
@@ -241,7 +242,7 @@ def _channel_fill(fill_value: object, channels: int) -> np.ndarray | float:
     return fill if isinstance(fill, float) else np.array(fill, np.float64)
 
 
-@cpu_kernel("RotateWithOffset")
+@cpu_kernel(kn.RotateWithOffset)
 def rotate_with_offset(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Rotate NHWC images by ``radians`` about ``center`` (fractions of width and height)."""
     (image,) = inputs
@@ -292,7 +293,7 @@ class _Reader:
         return np.where(inside[..., None], self.img[self.b, rows, cols], self.fill)
 
 
-@cpu_kernel("Transform")
+@cpu_kernel(kn.Transform)
 def transform(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Projective transforms ``[a0, a1, a2, b0, b1, b2, c0, c1]`` (output -> input) of NHWC images."""
     image, transforms = inputs

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -34,19 +35,19 @@ _to_bool("LogicalOr", np.logical_or)
 _to_bool("LogicalXor", np.logical_xor)
 
 
-@cpu_kernel("LogicalNot")
+@cpu_kernel(kn.LogicalNot)
 def logical_not(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return out(backend, np.logical_not(values_of(backend, x)), "bool")
 
 
-@cpu_kernel("BitwiseAnd")
+@cpu_kernel(kn.BitwiseAnd)
 def bitwise_and(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     return out(backend, np.bitwise_and(values_of(backend, a), values_of(backend, b)), a.dtype)
 
 
-@cpu_kernel("Select")
+@cpu_kernel(kn.Select)
 def select(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     condition, a, b = inputs
     return out(backend, np.where(values_of(backend, condition), values_of(backend, a), values_of(backend, b)), a.dtype)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from ..native import parallel
 from .common import Output, cpu_kernel, out, values_of
 
 
-@cpu_kernel("BatchMatMul")
+@cpu_kernel(kn.BatchMatMul)
 def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     a, b = inputs
     va = values_of(backend, a)
@@ -23,7 +24,7 @@ def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, np.matmul(va, vb), a.dtype)
 
 
-@cpu_kernel("Diag")
+@cpu_kernel(kn.Diag)
 def diag(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The values of ``x`` on the diagonal of a ``x.shape + x.shape`` tensor, zeros elsewhere."""
     (x,) = inputs
@@ -40,7 +41,7 @@ def _bound(backend: CPUBackend, t: object, full: int) -> int:
     return full if value < 0 else min(value, full)
 
 
-@cpu_kernel("MatrixBandPart")
+@cpu_kernel(kn.MatrixBandPart)
 def matrix_band_part(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Keep ``num_lower`` sub- and ``num_upper`` super-diagonals of each innermost matrix; zero the rest."""
     x, num_lower, num_upper = inputs

@@ -21,6 +21,7 @@ from types import ModuleType
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from .. import numba as jit
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
@@ -275,7 +276,7 @@ def _inputs(backend: CPUBackend, inputs: tuple) -> tuple[np.ndarray, np.ndarray]
     return values_of(backend, boxes), values_of(backend, scores)
 
 
-@cpu_kernel("NonMaxSuppressionV3")
+@cpu_kernel(kn.NonMaxSuppressionV3)
 def non_max_suppression_v3(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Indices (int32) of the boxes kept by greedy NMS."""
     boxes, scores = _inputs(backend, inputs)
@@ -285,7 +286,7 @@ def non_max_suppression_v3(backend: CPUBackend, inputs: tuple, attrs: dict) -> O
     return out(backend, idx, "int32")
 
 
-@cpu_kernel("NonMaxSuppressionV4")
+@cpu_kernel(kn.NonMaxSuppressionV4)
 def non_max_suppression_v4(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Kept indices, zero-padded to ``max_output_size`` when asked, and how many are valid (int32 scalar)."""
     boxes, scores = _inputs(backend, inputs)
@@ -297,7 +298,7 @@ def non_max_suppression_v4(backend: CPUBackend, inputs: tuple, attrs: dict) -> l
     return [out(backend, idx, "int32"), out(backend, np.array(valid, np.int32), "int32")]
 
 
-@cpu_kernel("NonMaxSuppressionV5")
+@cpu_kernel(kn.NonMaxSuppressionV5)
 def non_max_suppression_v5(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Kept indices (int32) and their scores (float32), decayed by soft-NMS when ``soft_nms_sigma`` > 0."""
     boxes, scores = _inputs(backend, inputs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 from .pool import store_like_tfjs
@@ -22,7 +23,7 @@ def _param(backend: CPUBackend, t) -> np.ndarray:
     return values.reshape(values.shape[lead:])
 
 
-@cpu_kernel("FusedBatchNorm")
+@cpu_kernel(kn.FusedBatchNorm)
 def fused_batch_norm(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, mean, variance[, offset][, scale]) as ``has_offset``/``has_scale`` say:
     ``offset + (x - mean) * scale / sqrt(variance + variance_epsilon)``, broadcast over x."""
@@ -73,7 +74,7 @@ def _float32_out(backend: CPUBackend, result: np.ndarray, dtype: str) -> Output:
     return out(backend, result if dtype == "float32" else store_like_tfjs(result.astype(np.float64), dtype), dtype)
 
 
-@cpu_kernel("LRN")
+@cpu_kernel(kn.LRN)
 def lrn(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """x * (bias + alpha * sum of x**2 over nearby channels) ** -beta, on a 4D channels-last x."""
     (x,) = inputs
@@ -85,7 +86,7 @@ def lrn(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _float32_out(backend, xs * np.power(norm, -beta), x.dtype)
 
 
-@cpu_kernel("LRNGrad")
+@cpu_kernel(kn.LRNGrad)
 def lrn_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, y, dy) -> dx of LRN, with the forward's attributes."""
     x, y, dy = inputs
@@ -103,7 +104,7 @@ def lrn_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _float32_out(backend, result, x.dtype)
 
 
-@cpu_kernel("LogSoftmax")
+@cpu_kernel(kn.LogSoftmax)
 def log_softmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """(x - max) - log(sum(exp(x - max))) along ``axis``, as float32."""
     (x,) = inputs

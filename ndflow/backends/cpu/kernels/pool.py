@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from ..numba import ops as jit_ops
 from ..plans import bound as jit_bound
@@ -294,7 +295,7 @@ def _bind(x_shape: tuple[int, ...], geo: Geometry, is_max: bool):
     return jit_bound.pool2d(x_shape, geo, is_max)
 
 
-@cpu_kernel("MaxPool")
+@cpu_kernel(kn.MaxPool)
 def max_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     result = _bound(backend, x, attrs, True)
@@ -311,7 +312,7 @@ def max_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_like_tfjs(max_values(_values(backend, x), geo), x.dtype), x.dtype)
 
 
-@cpu_kernel("AvgPool")
+@cpu_kernel(kn.AvgPool)
 def avg_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     result = _bound(backend, x, attrs, False)
@@ -328,7 +329,7 @@ def avg_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_like_tfjs(avg_values(_values(backend, x), geo, False), x.dtype), x.dtype)
 
 
-@cpu_kernel("MaxPool3D")
+@cpu_kernel(kn.MaxPool3D)
 def max_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     geo = _geometry(attrs)
@@ -337,7 +338,7 @@ def max_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, max_values(_values(backend, x), geo), "float32")
 
 
-@cpu_kernel("AvgPool3D")
+@cpu_kernel(kn.AvgPool3D)
 def avg_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     geo = _geometry(attrs)
@@ -346,7 +347,7 @@ def avg_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, avg_values(_values(backend, x), geo, True), "float32")
 
 
-@cpu_kernel("MaxPoolWithArgmax")
+@cpu_kernel(kn.MaxPoolWithArgmax)
 def max_pool_with_argmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Maxima and their flat indexes ``((b * H + y) * W + x) * C + c`` (``b`` only with
     ``include_batch_in_index``); -1 where a window holds no number."""
@@ -367,7 +368,7 @@ def max_pool_with_argmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> lis
     return [out(backend, store_like_tfjs(best, x.dtype), x.dtype), out(backend, index, "int32")]
 
 
-@cpu_kernel("MaxPoolGrad")
+@cpu_kernel(kn.MaxPoolGrad)
 def max_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     dy, x, _ = inputs
@@ -375,14 +376,14 @@ def max_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, dx, "float32")
 
 
-@cpu_kernel("AvgPoolGrad")
+@cpu_kernel(kn.AvgPoolGrad)
 def avg_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
     return out(backend, avg_grad(x.shape, _values(backend, dy), _geometry(attrs)), "float32")
 
 
-@cpu_kernel("MaxPool3DGrad")
+@cpu_kernel(kn.MaxPool3DGrad)
 def max_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
     dy, x, _ = inputs
@@ -390,7 +391,7 @@ def max_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, dx, "float32")
 
 
-@cpu_kernel("AvgPool3DGrad")
+@cpu_kernel(kn.AvgPool3DGrad)
 def avg_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
@@ -54,7 +55,7 @@ def _check_nested_splits(op: str, splits: list[np.ndarray], num_values: int) -> 
             raise ValueError(f"{op}: {arg} must not point past {what}, got {arg}[-1] = {int(s[-1])}")
 
 
-@cpu_kernel("RaggedGather")
+@cpu_kernel(kn.RaggedGather)
 def ragged_gather(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> list[Output]:
     """Gather rows of a ragged tensor: inputs are the nested splits, the dense values and the
     indices; outputs the nested splits of the result (uniform ones for the dims of ``indices``
@@ -91,7 +92,7 @@ def ragged_gather(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> lis
 # ----------------------------------------------------------------------------- RaggedRange
 
 
-@cpu_kernel("RaggedRange")
+@cpu_kernel(kn.RaggedRange)
 def ragged_range(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> list[Output]:
     """Row ``i`` is ``range(starts[i], limits[i], deltas[i])``; scalars broadcast over the rows.
     Outputs the row splits (int32) and the concatenated values (the dtype of ``starts``)."""
@@ -221,7 +222,7 @@ def _child_positions(
     return partition, np.arange(partition.size, dtype=np.int64) - first
 
 
-@cpu_kernel("RaggedTensorToTensor")
+@cpu_kernel(kn.RaggedTensorToTensor)
 def ragged_tensor_to_tensor(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """A dense tensor from a ragged one: entries past the output's bounds are dropped, missing
     ones are ``default_value`` (broadcast to one value's shape)."""

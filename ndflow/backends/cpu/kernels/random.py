@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -20,7 +21,7 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
     return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
-@cpu_kernel("Multinomial")
+@cpu_kernel(kn.Multinomial)
 def multinomial(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """``num_samples`` draws per row of ``logits`` [batch, events] (int32 event indices).
 

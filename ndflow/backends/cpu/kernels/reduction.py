@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_direct_reduction
 from ..backend import CPUBackend
@@ -16,7 +17,7 @@ def _axes(attrs: dict) -> tuple[tuple[int, ...], bool]:
     return tuple(attrs["axis"]), attrs["keep_dims"]
 
 
-@cpu_kernel("Sum")
+@cpu_kernel(kn.Sum)
 def sum_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -33,7 +34,7 @@ def _sum_all(values: np.ndarray) -> np.ndarray:
     return np.sum(values, axis=tuple(range(values.ndim)), dtype=values.dtype)  # the storage type (float32)
 
 
-register_direct_reduction("Sum", "cpu", _sum_all)
+register_direct_reduction(kn.Sum, "cpu", _sum_all)
 
 
 def _leading_sum(values: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.ndarray | None:
@@ -59,7 +60,7 @@ def _leading_sum(values: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.nd
     return total.reshape(((1,) * len(axes) if keep else ()) + values.shape[len(axes) :])
 
 
-@cpu_kernel("Mean")
+@cpu_kernel(kn.Mean)
 def mean(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -98,17 +99,17 @@ def _extreme_values(fn: np.ufunc, values: np.ndarray, axes: tuple[int, ...], kee
     return fn.reduce(values, axis=axes, keepdims=keep)
 
 
-@cpu_kernel("Max")
+@cpu_kernel(kn.Max)
 def max_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _extreme(backend, inputs, attrs, np.maximum)
 
 
-@cpu_kernel("Min")
+@cpu_kernel(kn.Min)
 def min_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _extreme(backend, inputs, attrs, np.minimum)
 
 
-@cpu_kernel("Prod")
+@cpu_kernel(kn.Prod)
 def prod(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -118,14 +119,14 @@ def prod(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, np.prod(values, axis=axes, keepdims=keep, dtype=np.int32), "int32")
 
 
-@cpu_kernel("All")
+@cpu_kernel(kn.All)
 def all_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
     return out(backend, np.all(values_of(backend, x), axis=axes, keepdims=keep), "bool")
 
 
-@cpu_kernel("Any")
+@cpu_kernel(kn.Any)
 def any_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -150,11 +151,11 @@ def _arg(backend: CPUBackend, inputs: tuple, attrs: dict, op: str, find: object,
     return out(backend, np.where(first_nan, 0, index), "int32")
 
 
-@cpu_kernel("ArgMax")
+@cpu_kernel(kn.ArgMax)
 def arg_max(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _arg(backend, inputs, attrs, "arg_max", np.argmax, -np.inf)
 
 
-@cpu_kernel("ArgMin")
+@cpu_kernel(kn.ArgMin)
 def arg_min(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _arg(backend, inputs, attrs, "arg_min", np.argmin, np.inf)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -27,11 +28,11 @@ def _scan(backend: CPUBackend, inputs: tuple, attrs: dict, ufunc: np.ufunc, iden
     return out(backend, np.ascontiguousarray(result), dtype)
 
 
-@cpu_kernel("Cumsum")
+@cpu_kernel(kn.Cumsum)
 def cumsum(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _scan(backend, inputs, attrs, np.add, 0)
 
 
-@cpu_kernel("Cumprod")
+@cpu_kernel(kn.Cumprod)
 def cumprod(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _scan(backend, inputs, attrs, np.multiply, 1)

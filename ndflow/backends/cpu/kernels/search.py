@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -47,7 +48,7 @@ def _top_k_row(row: np.ndarray, k: int) -> np.ndarray:
     return candidates[_top_order(row[candidates], k)]
 
 
-@cpu_kernel("TopK")
+@cpu_kernel(kn.TopK)
 def top_k(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     k, keep_sorted = attrs["k"], attrs["sorted"]
@@ -78,7 +79,7 @@ def _row_keys(rows: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).reshape(-1)
 
 
-@cpu_kernel("Unique")
+@cpu_kernel(kn.Unique)
 def unique(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     axis = attrs["axis"]
@@ -128,16 +129,16 @@ def _search(backend: CPUBackend, inputs: tuple, right: bool) -> Output:
     return out(backend, _bound(seq, vals, right), "int32")
 
 
-@cpu_kernel("SearchSorted")
+@cpu_kernel(kn.SearchSorted)
 def search_sorted(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _search(backend, inputs, attrs["side"] == "right")
 
 
-@cpu_kernel("LowerBound")
+@cpu_kernel(kn.LowerBound)
 def lower_bound(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search(backend, inputs, False)
 
 
-@cpu_kernel("UpperBound")
+@cpu_kernel(kn.UpperBound)
 def upper_bound(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search(backend, inputs, True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -33,7 +34,7 @@ def _flat(backend: CPUBackend, w: object) -> np.ndarray | None:
     return values_of(backend, w).reshape(-1) if w.size else None
 
 
-@cpu_kernel("Bincount")
+@cpu_kernel(kn.Bincount)
 def bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size = attrs["size"]
@@ -44,7 +45,7 @@ def bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, counts, w.dtype)
 
 
-@cpu_kernel("DenseBincount")
+@cpu_kernel(kn.DenseBincount)
 def dense_bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size, binary = attrs["size"], attrs["binary_output"]
@@ -62,7 +63,7 @@ def dense_bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, counts.reshape(shape), w.dtype)
 
 
-@cpu_kernel("UnsortedSegmentSum")
+@cpu_kernel(kn.UnsortedSegmentSum)
 def unsorted_segment_sum(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, segment_ids = inputs
     n = attrs["num_segments"]

@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.indexing import flat_indices, scatter_layout
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
 
-@cpu_kernel("GatherNd")
+@cpu_kernel(kn.GatherNd)
 def gather_nd(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     params, indices = inputs
     values = values_of(backend, params)
@@ -24,7 +25,7 @@ def gather_nd(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, slices.reshape(batch_shape + tail), params.dtype)
 
 
-@cpu_kernel("ScatterNd")
+@cpu_kernel(kn.ScatterNd)
 def scatter_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     indices, updates = inputs
     shape = tuple(attrs["shape"])
@@ -39,7 +40,7 @@ def scatter_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, result, updates.dtype)
 
 
-@cpu_kernel("TensorScatterUpdate")
+@cpu_kernel(kn.TensorScatterUpdate)
 def tensor_scatter_update(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     tensor, indices, updates = inputs
     idx, slice_size = scatter_layout(values_of(backend, indices), tensor.shape)

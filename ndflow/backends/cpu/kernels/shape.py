@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_shared_output
 from ...shared.numbers import to_int32
@@ -11,16 +12,16 @@ from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, share, values_of
 
 
-@cpu_kernel("Reshape")
+@cpu_kernel(kn.Reshape)
 def reshape(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
 
 
-register_shared_output("Reshape", "cpu")  # compiled dispatch may share the buffer itself
+register_shared_output(kn.Reshape, "cpu")  # compiled dispatch may share the buffer itself
 
 
-@cpu_kernel("ExpandDims")
+@cpu_kernel(kn.ExpandDims)
 def expand_dims(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axis = attrs["dim"]
@@ -29,13 +30,13 @@ def expand_dims(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return share(backend, x.data_id, tuple(shape), x.dtype)
 
 
-@cpu_kernel("Identity")
+@cpu_kernel(kn.Identity)
 def identity(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, x.shape, x.dtype)
 
 
-@cpu_kernel("Cast")
+@cpu_kernel(kn.Cast)
 def cast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dtype = attrs["dtype"]
@@ -53,7 +54,7 @@ def cast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, values.astype(NUMPY_DTYPE[dtype]), dtype)
 
 
-@cpu_kernel("Transpose")
+@cpu_kernel(kn.Transpose)
 def transpose(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     values = values_of(backend, x)

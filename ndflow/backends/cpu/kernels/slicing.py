@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.replay_attrs import memoized
 from ....core.slice_util import strided_slice_index
 from ..backend import CPUBackend
 from .common import Output, copied, cpu_kernel, out, values_of
 
 
-@cpu_kernel("Slice")
+@cpu_kernel(kn.Slice)
 def slice_(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = tuple(slice(b, b + s) for b, s in zip(attrs["begin"], attrs["size"], strict=True))
     return out(backend, copied(values_of(backend, x)[index]), x.dtype)
 
 
-@cpu_kernel("StridedSlice")
+@cpu_kernel(kn.StridedSlice)
 def strided_slice(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = memoized(attrs, lambda: strided_slice_index(x.shape, attrs))
     return out(backend, copied(values_of(backend, x)[index]), x.dtype)
 
 
-@cpu_kernel("GatherV2")
+@cpu_kernel(kn.GatherV2)
 def gather_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, indices = inputs
     axis, batch_dims = attrs["axis"], attrs["batch_dims"]
@@ -52,13 +53,13 @@ def gather_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, result.copy(), x.dtype)
 
 
-@cpu_kernel("Concat")
+@cpu_kernel(kn.Concat)
 def concat(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     arrays = [values_of(backend, t) for t in inputs]
     return out(backend, np.concatenate(arrays, axis=attrs["axis"]), inputs[0].dtype)
 
 
-@cpu_kernel("Pack")
+@cpu_kernel(kn.Pack)
 def pack(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     arrays = [values_of(backend, t) for t in inputs]
     return out(backend, np.stack(arrays, axis=attrs["axis"]), inputs[0].dtype)

@@ -11,13 +11,14 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ...shared.indexing import check_coordinates, first_bad
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
 
-@cpu_kernel("SparseToDense")
+@cpu_kernel(kn.SparseToDense)
 def sparse_to_dense(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Scatter ``values`` into a tensor of ``output_shape`` filled with ``default_value``; the last
     of duplicate indices wins."""
@@ -46,7 +47,7 @@ def sparse_to_dense(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 # ----------------------------------------------------------------------------- SparseFillEmptyRows
 
 
-@cpu_kernel("SparseFillEmptyRows")
+@cpu_kernel(kn.SparseFillEmptyRows)
 def sparse_fill_empty_rows(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> list[Output]:
     """Give every empty row of a 2-D+ sparse tensor one entry ``default_value`` at column 0.
 
@@ -137,7 +138,7 @@ def _target_shape(op: str, dense_size: int, input_shape: list[int], target: list
     return shape
 
 
-@cpu_kernel("SparseReshape")
+@cpu_kernel(kn.SparseReshape)
 def sparse_reshape(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> list[Output]:
     """Re-address the entries of a sparse tensor for a new dense shape (one -1 inferred)."""
     indices_t, input_shape_t, new_shape_t = inputs
@@ -208,13 +209,13 @@ def _segment_reduce(backend: CPUBackend, inputs: tuple, op: str, mean: bool) -> 
     return out(backend, result != 0 if dtype == "bool" else result, dtype)
 
 
-@cpu_kernel("SparseSegmentSum")
+@cpu_kernel(kn.SparseSegmentSum)
 def sparse_segment_sum(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Sum of ``data[indices]`` rows per (sorted) segment id; segments without rows are 0."""
     return _segment_reduce(backend, inputs, "sparse_segment_sum", mean=False)
 
 
-@cpu_kernel("SparseSegmentMean")
+@cpu_kernel(kn.SparseSegmentMean)
 def sparse_segment_mean(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mean of ``data[indices]`` rows per (sorted) segment id; segments without rows are 0."""
     return _segment_reduce(backend, inputs, "sparse_segment_mean", mean=True)

@@ -9,11 +9,12 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
 
-@cpu_kernel("SpaceToBatchND")
+@cpu_kernel(kn.SpaceToBatchND)
 def space_to_batch_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     block, paddings = list(attrs["block_shape"]), [tuple(p) for p in attrs["paddings"]]
@@ -34,7 +35,7 @@ def space_to_batch_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output
     return out(backend, moved.reshape([batch * math.prod(block), *outer, *rest]), x.dtype)
 
 
-@cpu_kernel("BatchToSpaceND")
+@cpu_kernel(kn.BatchToSpaceND)
 def batch_to_space_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     block, crops = list(attrs["block_shape"]), [tuple(c) for c in attrs["crops"]]
@@ -53,7 +54,7 @@ def batch_to_space_nd(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output
     return out(backend, full[index].copy(), x.dtype)
 
 
-@cpu_kernel("DepthToSpace")
+@cpu_kernel(kn.DepthToSpace)
 def depth_to_space(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     bs = attrs["block_size"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -18,12 +19,12 @@ def _transform(backend: CPUBackend, inputs: tuple, inverse: bool) -> Output:
     return out(backend, result, "complex64")
 
 
-@cpu_kernel("FFT")
+@cpu_kernel(kn.FFT)
 def fft(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _transform(backend, inputs, inverse=False)
 
 
-@cpu_kernel("IFFT")
+@cpu_kernel(kn.IFFT)
 def ifft(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The inverse transform, divided by the length (as TF.js)."""
     return _transform(backend, inputs, inverse=True)

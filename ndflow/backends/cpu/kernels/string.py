@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -40,7 +41,7 @@ def _split(text: str, delimiter: str, skip_empty: bool) -> list[str]:
     return [t for t in tokens if t] if skip_empty else tokens
 
 
-@cpu_kernel("StringSplit")
+@cpu_kernel(kn.StringSplit)
 def string_split(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Split each string of a vector; a sparse result: indices [n, 2], values [n], dense shape [2]."""
     input_t, delimiter_t = inputs
@@ -190,7 +191,7 @@ def fingerprint64(s: bytes) -> int:
     )
 
 
-@cpu_kernel("StringToHashBucketFast")
+@cpu_kernel(kn.StringToHashBucketFast)
 def string_to_hash_bucket_fast(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Fingerprint64 of each string's UTF-8 bytes, modulo ``num_buckets`` (int32, same shape)."""
     (x,) = inputs
@@ -336,7 +337,7 @@ def compile_replacement(pattern: str, rewrite: str):  # noqa: ANN201 - (compiled
     return regex, replace
 
 
-@cpu_kernel("StaticRegexReplace")
+@cpu_kernel(kn.StaticRegexReplace)
 def static_regex_replace(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Replace matches of ``pattern`` with ``rewrite`` in every string (all matches, or the first)."""
     (x,) = inputs
@@ -366,7 +367,7 @@ def _check_splits(splits: np.ndarray, size: int) -> None:
         raise ValueError(f"{op}: the last value of 'data_splits' must be the data size {size}, got {int(splits[-1])}")
 
 
-@cpu_kernel("StringNGrams")
+@cpu_kernel(kn.StringNGrams)
 def string_n_grams(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """N-grams of each row of a ragged string tensor (``data`` cut by ``data_splits``), padded."""
     data_t, splits_t = inputs

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.numbers import js_number_as
 from ..backend import CPUBackend
 from .common import Output, copied, cpu_kernel, out, share, values_of
 
 
-@cpu_kernel("SplitV")
+@cpu_kernel(kn.SplitV)
 def split_v(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     sizes, axis = attrs["num_or_size_splits"], attrs["axis"]
@@ -18,20 +19,20 @@ def split_v(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     return [out(backend, p.copy(), x.dtype) for p in parts]
 
 
-@cpu_kernel("Unpack")
+@cpu_kernel(kn.Unpack)
 def unpack(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     moved = np.moveaxis(values_of(backend, x), attrs["axis"], 0)
     return [out(backend, copied(part), x.dtype) for part in moved]
 
 
-@cpu_kernel("Tile")
+@cpu_kernel(kn.Tile)
 def tile(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return out(backend, np.tile(values_of(backend, x), attrs["reps"]), x.dtype)
 
 
-@cpu_kernel("Reverse")
+@cpu_kernel(kn.Reverse)
 def reverse(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dims = tuple(attrs["dims"])
@@ -62,26 +63,26 @@ def pad_constant(values: np.ndarray, paddings: tuple, value: object) -> np.ndarr
     return y
 
 
-@cpu_kernel("PadV2")
+@cpu_kernel(kn.PadV2)
 def pad_v2(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     value = js_number_as(attrs["constant_value"], x.dtype)
     return out(backend, pad_constant(values_of(backend, x), attrs["paddings"], value), x.dtype)
 
 
-@cpu_kernel("MirrorPad")
+@cpu_kernel(kn.MirrorPad)
 def mirror_pad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return out(backend, np.pad(values_of(backend, x), attrs["paddings"], mode=attrs["mode"]), x.dtype)
 
 
-@cpu_kernel("BroadcastTo")
+@cpu_kernel(kn.BroadcastTo)
 def broadcast_to(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return out(backend, np.broadcast_to(values_of(backend, x), tuple(attrs["shape"])).copy(), x.dtype)
 
 
-@cpu_kernel("BroadcastArgs")
+@cpu_kernel(kn.BroadcastArgs)
 def broadcast_args(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     s0, s1 = (values_of(backend, t).astype(np.int64) for t in inputs)
     n = max(s0.size, s1.size)
@@ -92,7 +93,7 @@ def broadcast_args(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Ou
     return out(backend, np.where(a == 1, b, a), "int32")
 
 
-@cpu_kernel("OneHot")
+@cpu_kernel(kn.OneHot)
 def one_hot(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """TF.js fills a Float32Array, then stores it as ``dtype``: on/off go through float32 first."""
     (indices,) = inputs

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ...shared.numbers import erf, store
 from ..backend import CPUBackend
@@ -120,7 +121,7 @@ _predicate("IsInf", np.isinf, False)
 _predicate("IsFinite", np.isfinite, True)
 
 
-@cpu_kernel("Neg")
+@cpu_kernel(kn.Neg)
 def neg(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
@@ -129,7 +130,7 @@ def neg(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, np.negative(values), x.dtype)
 
 
-@cpu_kernel("Abs")
+@cpu_kernel(kn.Abs)
 def abs_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
@@ -138,7 +139,7 @@ def abs_(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, np.abs(values), x.dtype)
 
 
-@cpu_kernel("Square")
+@cpu_kernel(kn.Square)
 def square(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     values = values_of(backend, x)
@@ -149,6 +150,6 @@ def _square(v: np.ndarray) -> np.ndarray:
     return np.multiply(v, v)
 
 
-register_direct("Neg", "cpu", np.negative)
-register_direct("Abs", "cpu", np.abs)
-register_direct("Square", "cpu", _square)
+register_direct(kn.Neg, "cpu", np.negative)
+register_direct(kn.Abs, "cpu", np.abs)
+register_direct(kn.Square, "cpu", _square)

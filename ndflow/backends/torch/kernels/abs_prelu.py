@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ....core.broadcast_util import broadcasts_to
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
 
-@torch_kernel("_NdflowAbsPrelu")
+@torch_kernel(kn._NdflowAbsPrelu)
 def abs_prelu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, c = inputs
     if x.dtype != "float32" or c.dtype != "float32" or not broadcasts_to(c.shape, x.shape):

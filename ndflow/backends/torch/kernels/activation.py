@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .common import Output, floats, keep, out, torch_kernel, values_of
@@ -19,7 +20,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 _SOFTPLUS_THRESHOLD = math.log(1.1920928955078125e-7) + 2.0
 
 
-@torch_kernel("Relu")
+@torch_kernel(kn.Relu)
 def relu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -28,17 +29,17 @@ def relu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return keep(backend, torch.relu(v), x.shape, x.dtype)  # torch.relu keeps NaN, as TF.js does
 
 
-@torch_kernel("Sigmoid")
+@torch_kernel(kn.Sigmoid)
 def sigmoid(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return out(backend, torch.sigmoid(floats(backend, x)), "float32", x.shape)
 
 
-register_direct("Relu", "torch", torch.relu)
-register_direct("Sigmoid", "torch", torch.sigmoid)
+register_direct(kn.Relu, "torch", torch.relu)
+register_direct(kn.Sigmoid, "torch", torch.sigmoid)
 
 
-@torch_kernel("Softmax")
+@torch_kernel(kn.Softmax)
 def softmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return out(backend, torch.softmax(floats(backend, x), attrs["dim"]), "float32", x.shape)
@@ -68,7 +69,7 @@ same_dtype_unary("Selu", _selu)
 same_dtype_unary("Softplus", _softplus)
 
 
-@torch_kernel("LeakyRelu")
+@torch_kernel(kn.LeakyRelu)
 def leaky_relu(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """alpha * x where x < 0, else x; float32 whatever the input."""
     (x,) = inputs
@@ -77,7 +78,7 @@ def leaky_relu(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.where(v < 0, v * alpha, v), "float32", x.shape)
 
 
-@torch_kernel("Prelu")
+@torch_kernel(kn.Prelu)
 def prelu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """alpha * x where x < 0, else x, with ``alpha`` broadcast against ``x``; float32."""
     x, alpha = inputs
@@ -85,7 +86,7 @@ def prelu(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, torch.where(v < 0, a * v, v), "float32")
 
 
-@torch_kernel("EluGrad")
+@torch_kernel(kn.EluGrad)
 def elu_grad(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The gradient of elu from its output ``y``: dy where y >= 0, else dy * (y + 1)."""
     dy, y = inputs

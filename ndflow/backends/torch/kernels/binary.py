@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .common import F, Output, keep, operands, out, torch_kernel, values_of
@@ -59,23 +60,23 @@ def _same_dtype(backend: TorchBackend, inputs: tuple, fn, logical) -> Output:
     return keep(backend, result, a.shape if a.shape == b.shape else tuple(result.shape), a.dtype)
 
 
-@torch_kernel("Add")
+@torch_kernel(kn.Add)
 def add(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _same_dtype(backend, inputs, torch.add, torch.logical_or)
 
 
-@torch_kernel("Sub")
+@torch_kernel(kn.Sub)
 def sub(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     # bools: 1 - 0 = 1 and 0 - 1 = -1 (255 in a Uint8Array): true exactly where a != b
     return _same_dtype(backend, inputs, torch.sub, torch.ne)
 
 
-@torch_kernel("Multiply")
+@torch_kernel(kn.Multiply)
 def multiply(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _same_dtype(backend, inputs, torch.mul, torch.logical_and)
 
 
-@torch_kernel("RealDiv")
+@torch_kernel(kn.RealDiv)
 def real_div(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     if a.dtype in ("float32", "complex64"):
@@ -89,7 +90,7 @@ for _name, _fn in (("Add", torch.add), ("Sub", torch.sub), ("Multiply", torch.mu
     register_direct(_name, "torch", _fn)
 
 
-@torch_kernel("FloorDiv")
+@torch_kernel(kn.FloorDiv)
 def floor_div(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """floor(a / b); TF.js's kernel always returns int32, whatever the input dtype."""
     a, b = inputs
@@ -98,7 +99,7 @@ def floor_div(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Outpu
     return out(backend, to_int32(q), "int32", _shape(a, b))
 
 
-@torch_kernel("Mod")
+@torch_kernel(kn.Mod)
 def mod(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The remainder takes the sign of the divisor; NaN (0 for int32) where b == 0."""
     a, b = inputs
@@ -110,7 +111,7 @@ def mod(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, store(r, a.dtype), a.dtype, _shape(a, b))
 
 
-@torch_kernel("Pow")
+@torch_kernel(kn.Pow)
 def pow_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     va, vb = values_of(backend, a), values_of(backend, b)
@@ -132,17 +133,17 @@ def _extreme(backend: TorchBackend, inputs: tuple, fn, logical) -> Output:
     return _same_dtype(backend, inputs, fn, None)  # NaN propagates, as np.maximum
 
 
-@torch_kernel("Maximum")
+@torch_kernel(kn.Maximum)
 def maximum(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _extreme(backend, inputs, torch.maximum, torch.logical_or)
 
 
-@torch_kernel("Minimum")
+@torch_kernel(kn.Minimum)
 def minimum(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _extreme(backend, inputs, torch.minimum, torch.logical_and)
 
 
-@torch_kernel("SquaredDifference")
+@torch_kernel(kn.SquaredDifference)
 def squared_difference(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     va, vb = values_of(backend, a), values_of(backend, b)
@@ -152,7 +153,7 @@ def squared_difference(backend: TorchBackend, inputs: tuple, attrs: dict | None)
     return out(backend, d.mul_(d), a.dtype, _shape(a, b))
 
 
-@torch_kernel("Atan2")
+@torch_kernel(kn.Atan2)
 def atan2(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     va, vb = values_of(backend, a), values_of(backend, b)
@@ -161,7 +162,7 @@ def atan2(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, store(torch.atan2(va.double(), vb.double()), a.dtype), a.dtype, _shape(a, b))
 
 
-@torch_kernel("AddN")
+@torch_kernel(kn.AddN)
 def add_n(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The sum of same-shaped tensors, added in order; bools count modulo 256 (a Uint8Array)."""
     dtype = inputs[0].dtype

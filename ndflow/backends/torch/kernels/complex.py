@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
 
-@torch_kernel("Complex")
+@torch_kernel(kn.Complex)
 def complex_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """``real + i * imag`` from two real tensors of one shape."""
     real, imag = inputs
@@ -17,7 +18,7 @@ def complex_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output
     return out(backend, torch.complex(re, im), "complex64", real.shape)
 
 
-@torch_kernel("Real")
+@torch_kernel(kn.Real)
 def real(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -25,7 +26,7 @@ def real(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, r.clone(), "float32", x.shape)
 
 
-@torch_kernel("Imag")
+@torch_kernel(kn.Imag)
 def imag(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -33,7 +34,7 @@ def imag(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, r, "float32", x.shape)
 
 
-@torch_kernel("ComplexAbs")
+@torch_kernel(kn.ComplexAbs)
 def complex_abs(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The magnitude ``hypot(re, im)`` of each complex value, as float32."""
     (x,) = inputs

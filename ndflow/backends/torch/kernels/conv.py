@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as tnf
 
+from ....core import kernel_names as kn
 from ....core.conv_util import ConvInfo
 from ...shared.conv import check_dy, info_from_attrs
 from ..backend import TorchBackend
@@ -239,7 +240,7 @@ def floats(backend: TorchBackend, t: object, dtype: torch.dtype | None = None) -
 # ----------------------------------------------------------------------------- kernels
 
 
-@torch_kernel("Conv2D", parallel=conv_forward_flops)
+@torch_kernel(kn.Conv2D, parallel=conv_forward_flops)
 def conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
     x, f = inputs
@@ -249,7 +250,7 @@ def conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, from_torch_layout(y, info), x.dtype, info.out_shape)
 
 
-@torch_kernel("Conv2DBackpropInput", parallel=conv_input_grad_flops)
+@torch_kernel(kn.Conv2DBackpropInput, parallel=conv_input_grad_flops)
 def conv2d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv2D for x (conv2d_transpose)."""
     dy, f = inputs
@@ -262,7 +263,7 @@ def conv2d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> 
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 
-@torch_kernel("Conv2DBackpropFilter", parallel=filter_grad_flops)
+@torch_kernel(kn.Conv2DBackpropFilter, parallel=filter_grad_flops)
 def conv2d_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv2D for its filter."""
     x, dy = inputs

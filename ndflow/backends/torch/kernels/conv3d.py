@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from ._threads import conv_forward_flops, conv_input_grad_flops, filter_grad_flops
 from .binary import store
@@ -38,7 +39,7 @@ def store_as(result: torch.Tensor, dtype: str) -> torch.Tensor:
     return result if dtype == "float32" else store(result, dtype)
 
 
-@torch_kernel("Conv3D", parallel=conv_forward_flops)
+@torch_kernel(kn.Conv3D, parallel=conv_forward_flops)
 def conv3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; attributes ``strides``, ``pad``, ``dilations`` (NDHWC)."""
     x, f = inputs
@@ -49,7 +50,7 @@ def conv3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_as(from_torch_layout(y, info), x.dtype), x.dtype, info.out_shape)
 
 
-@torch_kernel("Conv3DBackpropInputV2", parallel=conv_input_grad_flops)
+@torch_kernel(kn.Conv3DBackpropInputV2, parallel=conv_input_grad_flops)
 def conv3d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv3D for x (conv3d_transpose)."""
     dy, f = inputs
@@ -62,7 +63,7 @@ def conv3d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> 
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 
-@torch_kernel("Conv3DBackpropFilterV2", parallel=filter_grad_flops)
+@torch_kernel(kn.Conv3DBackpropFilterV2, parallel=filter_grad_flops)
 def conv3d_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv3D for its filter."""
     x, dy = inputs

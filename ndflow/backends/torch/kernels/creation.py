@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ..backend import TorchBackend
 from .common import Output, out, run_on_host, torch_dtype, torch_kernel
@@ -17,7 +18,7 @@ def _scalar_as(value: object, dtype: str) -> object:
     return np.asarray(value).astype(NUMPY_DTYPE[dtype])[()].item()
 
 
-@torch_kernel("Fill")
+@torch_kernel(kn.Fill)
 def fill(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     dtype = attrs["dtype"]
     if dtype == "string":
@@ -27,7 +28,7 @@ def fill(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.full(shape, value, dtype=torch_dtype(dtype), device=backend.device), dtype, shape)
 
 
-@torch_kernel("Range")
+@torch_kernel(kn.Range)
 def range_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     start, stop, step, dtype = attrs["start"], attrs["stop"], attrs["step"], attrs["dtype"]
     n = max(math.ceil((stop - start) / step), 0)
@@ -37,7 +38,7 @@ def range_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, values, dtype, (n,))
 
 
-@torch_kernel("LinSpace")
+@torch_kernel(kn.LinSpace)
 def lin_space(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     start, stop, num = attrs["start"], attrs["stop"], attrs["num"]
     step = (stop - start) / (num - 1) if num > 1 else 0.0
@@ -53,11 +54,11 @@ def _like(backend: TorchBackend, inputs: tuple, attrs: dict | None, name: str, v
     return out(backend, torch.full(x.shape, value, dtype=torch_dtype(x.dtype), device=backend.device), x.dtype, x.shape)
 
 
-@torch_kernel("ZerosLike")
+@torch_kernel(kn.ZerosLike)
 def zeros_like(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _like(backend, inputs, attrs, "ZerosLike", 0)
 
 
-@torch_kernel("OnesLike")
+@torch_kernel(kn.OnesLike)
 def ones_like(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _like(backend, inputs, attrs, "OnesLike", 1)

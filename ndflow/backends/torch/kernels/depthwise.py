@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from ._threads import conv_forward_flops, depthwise_filter_grad_flops, depthwise_input_grad_flops
 from .common import F, Output, out, torch_kernel
@@ -35,7 +36,7 @@ from .conv3d import store_as
 # ----------------------------------------------------------------------------- depthwise
 
 
-@torch_kernel("DepthwiseConv2dNative", parallel=conv_forward_flops)
+@torch_kernel(kn.DepthwiseConv2dNative, parallel=conv_forward_flops)
 def depthwise_conv2d_native(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; one filter (times a channel multiplier) per input channel."""
     x, f = inputs
@@ -46,7 +47,7 @@ def depthwise_conv2d_native(backend: TorchBackend, inputs: tuple, attrs: dict) -
     return out(backend, from_torch_layout(y, info), x.dtype, info.out_shape)
 
 
-@torch_kernel("DepthwiseConv2dNativeBackpropInput", parallel=depthwise_input_grad_flops)
+@torch_kernel(kn.DepthwiseConv2dNativeBackpropInput, parallel=depthwise_input_grad_flops)
 def depthwise_conv2d_native_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of DepthwiseConv2dNative for x."""
     dy, f = inputs
@@ -60,7 +61,7 @@ def depthwise_conv2d_native_backprop_input(backend: TorchBackend, inputs: tuple,
     return out(backend, from_torch_layout(dx, info), "float32", info.in_shape)
 
 
-@torch_kernel("DepthwiseConv2dNativeBackpropFilter", parallel=depthwise_filter_grad_flops)
+@torch_kernel(kn.DepthwiseConv2dNativeBackpropFilter, parallel=depthwise_filter_grad_flops)
 def depthwise_conv2d_native_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of DepthwiseConv2dNative for its filter."""
     x, dy = inputs
@@ -131,7 +132,7 @@ def _per_tap(backend: TorchBackend, x, f, info) -> list[torch.Tensor]:
     return [frame[_tap(tap, info)] + fv[tap] for tap in _taps(info)]
 
 
-@torch_kernel("Dilation2D")
+@torch_kernel(kn.Dilation2D)
 def dilation2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``: grayscale dilation, the max over each window of ``x + filter`` (NHWC)."""
     x, f = inputs
@@ -177,13 +178,13 @@ def _dilation_backprop(backend: TorchBackend, inputs: tuple, attrs: dict, kernel
     return out(backend, store_as(grad.reshape(target.shape), target.dtype), target.dtype, target.shape)
 
 
-@torch_kernel("Dilation2DBackpropInput")
+@torch_kernel(kn.Dilation2DBackpropInput)
 def dilation2d_backprop_input(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for x (to each window's winning position)."""
     return _dilation_backprop(backend, inputs, attrs, "Dilation2DBackpropInput", for_input=True)
 
 
-@torch_kernel("Dilation2DBackpropFilter")
+@torch_kernel(kn.Dilation2DBackpropFilter)
 def dilation2d_backprop_filter(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for its filter (to each winning tap)."""
     return _dilation_backprop(backend, inputs, attrs, "Dilation2DBackpropFilter", for_input=False)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ...shared.einsum import einsum_spec
 from ..backend import TorchBackend
 from .common import Output, out, torch_dtype, torch_kernel, values_of
 
 
-@torch_kernel("Einsum")
+@torch_kernel(kn.Einsum)
 def einsum(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     spec, dtype = einsum_spec(attrs["equation"], [t.dtype for t in inputs])
     if dtype in ("int32", "bool"):  # exact integer products modulo 2**32, on the host (int64)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from ._threads import conv_forward_flops, matmul_flops
 from .common import F, Output, keep, out, torch_kernel, values_of
@@ -136,19 +137,19 @@ def _fused_conv(backend: TorchBackend, inputs: tuple, attrs: dict, kernel: str, 
     return _finish(backend, y, x.dtype, bias, prelu, attrs, not info.channels_last, residual)
 
 
-@torch_kernel("FusedConv2D", parallel=conv_forward_flops)
+@torch_kernel(kn.FusedConv2D, parallel=conv_forward_flops)
 def fused_conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then the activation."""
     return _fused_conv(backend, inputs, attrs, "FusedConv2D", depthwise=False)
 
 
-@torch_kernel("FusedDepthwiseConv2D", parallel=conv_forward_flops)
+@torch_kernel(kn.FusedDepthwiseConv2D, parallel=conv_forward_flops)
 def fused_depthwise_conv2d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """DepthwiseConv2dNative, then ``+ bias``, then the activation."""
     return _fused_conv(backend, inputs, attrs, "FusedDepthwiseConv2D", depthwise=True)
 
 
-@torch_kernel("_FusedMatMul", parallel=matmul_flops)
+@torch_kernel(kn._FusedMatMul, parallel=matmul_flops)
 def fused_mat_mul(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation."""
     activation = attrs.get("activation") or "linear"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
 
-@torch_kernel("_NdflowHardSwish")
+@torch_kernel(kn._NdflowHardSwish)
 def hard_swish(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     x, three, scale = inputs
     if x.dtype != "float32" or three.size != 1 or scale.size != 1 or max(three.rank, scale.rank) > x.rank:

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as tnf
 
+from ....core import kernel_names as kn
 from ...shared.image import bilinear_axis, channel_fill, crop_coords, fold_coord, nearest_axis, resize_attrs
 from ..backend import TorchBackend
 from .common import F, Output, from_numpy, host, out, torch_kernel, values_of
@@ -33,7 +34,7 @@ def _work(v: torch.Tensor) -> torch.Tensor:
     return v if v.is_floating_point() else v.to(F())
 
 
-@torch_kernel("ResizeBilinear")
+@torch_kernel(kn.ResizeBilinear)
 def resize_bilinear(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Bilinear resize of NHWC images to ``size``; always float32."""
     (images,) = inputs
@@ -60,7 +61,7 @@ def resize_bilinear(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     return out(backend, torch.lerp(top, bottom, rf), "float32", shape)
 
 
-@torch_kernel("ResizeNearestNeighbor")
+@torch_kernel(kn.ResizeNearestNeighbor)
 def resize_nearest_neighbor(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Nearest-neighbour resize of NHWC images to ``size``; keeps the dtype."""
     (images,) = inputs
@@ -83,7 +84,7 @@ def _sum_groups(v: torch.Tensor, idx: torch.Tensor, n: int, axis: int) -> torch.
     return torch.zeros(shape, dtype=v.dtype, device=v.device).index_add_(axis, idx, v)
 
 
-@torch_kernel("ResizeNearestNeighborGrad")
+@torch_kernel(kn.ResizeNearestNeighborGrad)
 def resize_nearest_neighbor_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Gradient of ResizeNearestNeighbor: each input pixel sums the ``dy`` of the pixels copied from it."""
     images, dy = inputs
@@ -107,7 +108,7 @@ def _spread(g: torch.Tensor, size: int, axis: int, align: bool, half: bool, back
     return _sum_groups(g * (1.0 - f), lo_t, size, axis) + _sum_groups(g * f, hi_t, size, axis)
 
 
-@torch_kernel("ResizeBilinearGrad")
+@torch_kernel(kn.ResizeBilinearGrad)
 def resize_bilinear_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Gradient of ResizeBilinear: ``dy`` spread back onto the input pixels with the forward weights."""
     images, dy = inputs
@@ -141,7 +142,7 @@ def _crop_sample(
     return upper + (lower - upper) * y_lerp
 
 
-@torch_kernel("CropAndResize")
+@torch_kernel(kn.CropAndResize)
 def crop_and_resize(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Crops of ``image`` at normalized ``boxes`` resized to ``crop_size``; float32.
 
@@ -180,7 +181,7 @@ def crop_and_resize(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     return out(backend, result, "float32", shape)
 
 
-@torch_kernel("FlipLeftRight")
+@torch_kernel(kn.FlipLeftRight)
 def flip_left_right(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mirror NHWC images horizontally."""
     (image,) = inputs
@@ -191,7 +192,7 @@ def _fill_tensor(fill: float | list[float], like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(fill, dtype=torch.float64, device=like.device)
 
 
-@torch_kernel("RotateWithOffset")
+@torch_kernel(kn.RotateWithOffset)
 def rotate_with_offset(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Rotate NHWC images by ``radians`` about ``center`` (fractions of width and height)."""
     (image,) = inputs
@@ -244,7 +245,7 @@ class _Reader:
         return torch.where(inside[..., None], self.img[self.b, rows, cols], self.fill)
 
 
-@torch_kernel("Transform")
+@torch_kernel(kn.Transform)
 def transform(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Projective transforms ``[a0, a1, a2, b0, b1, b2, c0, c1]`` (output -> input) of NHWC images."""
     image, transforms = inputs

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from ._bools import compare
 from .common import Output, out, torch_kernel, values_of
@@ -39,19 +40,19 @@ _to_bool("LogicalOr", torch.logical_or)
 _to_bool("LogicalXor", torch.logical_xor)
 
 
-@torch_kernel("LogicalNot", strings=True)
+@torch_kernel(kn.LogicalNot, strings=True)
 def logical_not(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return out(backend, torch.logical_not(values_of(backend, x)), "bool", x.shape)
 
 
-@torch_kernel("BitwiseAnd")
+@torch_kernel(kn.BitwiseAnd)
 def bitwise_and(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     a, b = inputs
     return out(backend, torch.bitwise_and(values_of(backend, a), values_of(backend, b)), a.dtype)
 
 
-@torch_kernel("Select", strings=True)
+@torch_kernel(kn.Select, strings=True)
 def select(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     condition, a, b = inputs
     cond = values_of(backend, condition)

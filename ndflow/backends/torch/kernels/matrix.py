@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from ._threads import matmul_flops
 from .common import Output, out, scalar, torch_kernel, values_of
@@ -19,7 +20,7 @@ def matmul(va: torch.Tensor, vb: torch.Tensor) -> torch.Tensor:
     return wide != 0 if va.dtype is torch.bool else wide.to(torch.int32)
 
 
-@torch_kernel("BatchMatMul", parallel=matmul_flops)
+@torch_kernel(kn.BatchMatMul, parallel=matmul_flops)
 def batch_mat_mul(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     a, b = inputs
     va, vb = values_of(backend, a), values_of(backend, b)
@@ -30,7 +31,7 @@ def batch_mat_mul(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, matmul(va, vb), a.dtype)
 
 
-@torch_kernel("Diag", strings=True)
+@torch_kernel(kn.Diag, strings=True)
 def diag(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The values of ``x`` on the diagonal of a ``x.shape + x.shape`` tensor, zeros elsewhere."""
     (x,) = inputs
@@ -47,7 +48,7 @@ def _bound(backend: TorchBackend, t: object, full: int) -> int:
     return full if value < 0 else min(value, full)
 
 
-@torch_kernel("MatrixBandPart", strings=True)
+@torch_kernel(kn.MatrixBandPart, strings=True)
 def matrix_band_part(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Keep ``num_lower`` sub- and ``num_upper`` super-diagonals of each innermost matrix; zero the rest."""
     x, num_lower, num_upper = inputs

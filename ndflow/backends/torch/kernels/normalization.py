@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import F, Output, out, torch_kernel, values_of
 from .pool import store_like_tfjs
@@ -25,7 +26,7 @@ def _float32_out(backend: TorchBackend, result: torch.Tensor, dtype: str, shape:
     return out(backend, store_like_tfjs(result.to(torch.float32).double(), dtype), dtype, shape)
 
 
-@torch_kernel("FusedBatchNorm")
+@torch_kernel(kn.FusedBatchNorm)
 def fused_batch_norm(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, mean, variance[, offset][, scale]) as ``has_offset``/``has_scale`` say:
     ``offset + (x - mean) * scale / sqrt(variance + variance_epsilon)``, broadcast over x.
@@ -73,7 +74,7 @@ def _window_sum(values: torch.Tensor, radius: int) -> torch.Tensor:
     return torch.where(nan | (pos & neg), torch.nan, total)
 
 
-@torch_kernel("LRN")
+@torch_kernel(kn.LRN)
 def lrn(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """x * (bias + alpha * sum of x**2 over nearby channels) ** -beta, on a 4D channels-last x."""
     (x,) = inputs
@@ -85,7 +86,7 @@ def lrn(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _float32_out(backend, xs * torch.pow(norm, -beta), x.dtype, x.shape)
 
 
-@torch_kernel("LRNGrad")
+@torch_kernel(kn.LRNGrad)
 def lrn_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, y, dy) -> dx of LRN, with the forward's attributes."""
     x, y, dy = inputs
@@ -103,7 +104,7 @@ def lrn_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _float32_out(backend, result, x.dtype, x.shape)
 
 
-@torch_kernel("LogSoftmax")
+@torch_kernel(kn.LogSoftmax)
 def log_softmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """(x - max) - log(sum(exp(x - max))) along ``axis``, as float32."""
     (x,) = inputs

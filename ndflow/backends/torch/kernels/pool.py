@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 import torch
 import torch.nn.functional as tnf
 
+from ....core import kernel_names as kn
 from ....core.engine import ENGINE
 from ..backend import TorchBackend
 from .common import F, Output, keep, out, share, torch_kernel, values_of
@@ -258,7 +259,7 @@ def _max_pool_2d(x: torch.Tensor, plan: Plan2D, indices: bool) -> tuple[torch.Te
     return torch.max_pool2d(x, f, s, pads, d, ceil), None
 
 
-@torch_kernel("MaxPool")
+@torch_kernel(kn.MaxPool)
 def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     plan = None if backend.is_cuda else _plan_2d(x, attrs)
@@ -286,7 +287,7 @@ def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
 
 
-@torch_kernel("AvgPool")
+@torch_kernel(kn.AvgPool)
 def avg_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     plan = _plan_2d(x, attrs)
@@ -305,7 +306,7 @@ def avg_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
 
 
-@torch_kernel("MaxPool3D")
+@torch_kernel(kn.MaxPool3D)
 def max_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     geo = _geometry(attrs)
@@ -314,7 +315,7 @@ def max_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, _nhwc(max_values(values_of(backend, x), geo)), "float32", _out_shape(x.shape, geo))
 
 
-@torch_kernel("AvgPool3D")
+@torch_kernel(kn.AvgPool3D)
 def avg_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     geo = _geometry(attrs)
@@ -385,7 +386,7 @@ def avg_grad(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -> torch
     return _scatter(x_shape, geo, lambda t: share_, dy.device)
 
 
-@torch_kernel("MaxPoolWithArgmax")
+@torch_kernel(kn.MaxPoolWithArgmax)
 def max_pool_with_argmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Maxima and their flat indexes ``((b * H + y) * W + x) * C + c`` (``b`` only with
     ``include_batch_in_index``); -1 where a window holds no number."""
@@ -477,7 +478,7 @@ def avg_grad_native(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -
     return _nhwc(dx)
 
 
-@torch_kernel("MaxPoolGrad")
+@torch_kernel(kn.MaxPoolGrad)
 def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     dy, x, y = inputs
@@ -496,7 +497,7 @@ def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, dx, "float32", x.shape)
 
 
-@torch_kernel("AvgPoolGrad")
+@torch_kernel(kn.AvgPoolGrad)
 def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
@@ -505,7 +506,7 @@ def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, avg_grad(x.shape, dyv, geo) if dx is None else dx, "float32", x.shape)
 
 
-@torch_kernel("MaxPool3DGrad")
+@torch_kernel(kn.MaxPool3DGrad)
 def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
     dy, x, _ = inputs
@@ -513,7 +514,7 @@ def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     return out(backend, dx, "float32", x.shape)
 
 
-@torch_kernel("AvgPool3DGrad")
+@torch_kernel(kn.AvgPool3DGrad)
 def avg_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs

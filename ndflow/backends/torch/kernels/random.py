@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, from_numpy, out, torch_kernel, values_of
 
 
-@torch_kernel("Multinomial")
+@torch_kernel(kn.Multinomial)
 def multinomial(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """``num_samples`` draws per row of ``logits`` [batch, events] (int32 event indices).
 

@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct_reduction
 from ..backend import TorchBackend
 from .common import Output, out, torch_dtype, torch_kernel, values_of
@@ -30,7 +31,7 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) -> 
     return tuple(d for i, d in enumerate(shape) if i not in axes_set)
 
 
-@torch_kernel("Sum")
+@torch_kernel(kn.Sum)
 def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -49,10 +50,10 @@ def sum_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
 
 # torch sums up to this many values on one thread whatever its thread count (its reduction grain): there the
 # full sum's direct form gives the kernel's order, whatever thread policy the kernel runs under.
-register_direct_reduction("Sum", "torch", torch.sum, max_size=32768)
+register_direct_reduction(kn.Sum, "torch", torch.sum, max_size=32768)
 
 
-@torch_kernel("Mean")
+@torch_kernel(kn.Mean)
 def mean(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -86,12 +87,12 @@ def _extreme(backend: TorchBackend, inputs: tuple, attrs: dict, fn, logical) -> 
     return out(backend, fn(v, dim=axes, keepdim=keep), x.dtype, shape)  # NaN propagates
 
 
-@torch_kernel("Max")
+@torch_kernel(kn.Max)
 def max_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _extreme(backend, inputs, attrs, torch.amax, torch.any)
 
 
-@torch_kernel("Min")
+@torch_kernel(kn.Min)
 def min_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _extreme(backend, inputs, attrs, torch.amin, torch.all)
 
@@ -108,7 +109,7 @@ def reduce_over(v: torch.Tensor, axes: tuple[int, ...], keep: bool, fn) -> torch
     return result
 
 
-@torch_kernel("Prod")
+@torch_kernel(kn.Prod)
 def prod(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     axes, keep = _axes(attrs)
@@ -134,12 +135,12 @@ def _logical(backend: TorchBackend, inputs: tuple, attrs: dict, fn) -> Output:
     return out(backend, fn(v, dim=axes, keepdim=keep), "bool", shape)
 
 
-@torch_kernel("All")
+@torch_kernel(kn.All)
 def all_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _logical(backend, inputs, attrs, torch.all)
 
 
-@torch_kernel("Any")
+@torch_kernel(kn.Any)
 def any_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _logical(backend, inputs, attrs, torch.any)
 
@@ -160,11 +161,11 @@ def _arg(backend: TorchBackend, inputs: tuple, attrs: dict, op: str, find, never
     return out(backend, torch.where(first_nan, 0, index), "int32")
 
 
-@torch_kernel("ArgMax")
+@torch_kernel(kn.ArgMax)
 def arg_max(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _arg(backend, inputs, attrs, "arg_max", torch.argmax, -math.inf)
 
 
-@torch_kernel("ArgMin")
+@torch_kernel(kn.ArgMin)
 def arg_min(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _arg(backend, inputs, attrs, "arg_min", torch.argmin, math.inf)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import F, Output, out, torch_kernel, values_of
 
@@ -27,11 +28,11 @@ def _scan(backend: TorchBackend, inputs: tuple, attrs: dict, fn, identity: int) 
     return out(backend, result, dtype, x.shape)
 
 
-@torch_kernel("Cumsum")
+@torch_kernel(kn.Cumsum)
 def cumsum(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _scan(backend, inputs, attrs, torch.cumsum, 0)
 
 
-@torch_kernel("Cumprod")
+@torch_kernel(kn.Cumprod)
 def cumprod(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _scan(backend, inputs, attrs, torch.cumprod, 1)

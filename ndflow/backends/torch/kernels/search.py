@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
 
-@torch_kernel("TopK")
+@torch_kernel(kn.TopK)
 def top_k(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """The ``k`` largest values of each row; ties (NaN first, as the largest) by ascending index."""
     (x,) = inputs
@@ -37,7 +38,7 @@ def _row_keys(rows: torch.Tensor) -> torch.Tensor:
     return rows.to(torch.int32) if rows.dtype is torch.bool else rows
 
 
-@torch_kernel("Unique", strings=True)
+@torch_kernel(kn.Unique, strings=True)
 def unique(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """The distinct slices along ``axis`` in order of first occurrence, and each slice's index among them."""
     (x,) = inputs
@@ -90,16 +91,16 @@ def _search(backend: TorchBackend, inputs: tuple, right: bool) -> Output:
     return out(backend, result, "int32", values.shape)
 
 
-@torch_kernel("SearchSorted")
+@torch_kernel(kn.SearchSorted)
 def search_sorted(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return _search(backend, inputs, attrs["side"] == "right")
 
 
-@torch_kernel("LowerBound")
+@torch_kernel(kn.LowerBound)
 def lower_bound(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search(backend, inputs, False)
 
 
-@torch_kernel("UpperBound")
+@torch_kernel(kn.UpperBound)
 def upper_bound(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search(backend, inputs, True)

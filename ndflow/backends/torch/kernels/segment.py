@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import F, Output, out, torch_kernel, values_of
 
@@ -36,7 +37,7 @@ def _flat(backend: TorchBackend, w) -> torch.Tensor | None:
     return values_of(backend, w).reshape(-1) if w.size else None
 
 
-@torch_kernel("Bincount")
+@torch_kernel(kn.Bincount)
 def bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size = attrs["size"]
@@ -47,7 +48,7 @@ def bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, counts, w.dtype, (size,))
 
 
-@torch_kernel("DenseBincount")
+@torch_kernel(kn.DenseBincount)
 def dense_bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size, binary = attrs["size"], attrs["binary_output"]
@@ -66,7 +67,7 @@ def dense_bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, counts.reshape(shape), w.dtype, shape)
 
 
-@torch_kernel("UnsortedSegmentSum")
+@torch_kernel(kn.UnsortedSegmentSum)
 def unsorted_segment_sum(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Float32 sums of the slices of ``x`` per segment id (ids outside ``[0, n)`` are dropped)."""
     x, segment_ids = inputs

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
@@ -34,7 +35,7 @@ def _scatter_layout(indices: torch.Tensor, shape: tuple[int, ...]) -> tuple[torc
     return indices.reshape(num_updates, slice_rank), math.prod(shape[slice_rank:])
 
 
-@torch_kernel("GatherNd", strings=True)
+@torch_kernel(kn.GatherNd, strings=True)
 def gather_nd(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     params, indices = inputs
     v = values_of(backend, params)
@@ -55,7 +56,7 @@ def last_of_duplicates(rows: torch.Tensor, length: int) -> torch.Tensor:
     return last[last >= 0]
 
 
-@torch_kernel("ScatterNd", strings=True)
+@torch_kernel(kn.ScatterNd, strings=True)
 def scatter_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Updates added into zeros at the index tuples; duplicates add up (bools: logical or)."""
     indices, updates = inputs
@@ -72,7 +73,7 @@ def scatter_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, result != 0 if v.dtype is torch.bool else result, updates.dtype, shape)
 
 
-@torch_kernel("TensorScatterUpdate", strings=True)
+@torch_kernel(kn.TensorScatterUpdate, strings=True)
 def tensor_scatter_update(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """A copy of ``tensor`` with slices replaced at the index tuples; the last duplicate wins."""
     tensor, indices, updates = inputs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_shared_output
 from ..backend import TorchBackend
 from ._bools import from_bool
@@ -15,16 +16,16 @@ from .binary import to_int32
 from .common import Output, out, share, torch_dtype, torch_kernel, values_of
 
 
-@torch_kernel("Reshape")
+@torch_kernel(kn.Reshape)
 def reshape(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
 
 
-register_shared_output("Reshape", "torch")  # compiled dispatch may share the buffer itself
+register_shared_output(kn.Reshape, "torch")  # compiled dispatch may share the buffer itself
 
 
-@torch_kernel("ExpandDims")
+@torch_kernel(kn.ExpandDims)
 def expand_dims(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     shape = list(x.shape)
@@ -32,13 +33,13 @@ def expand_dims(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return share(backend, x.data_id, tuple(shape), x.dtype)
 
 
-@torch_kernel("Identity")
+@torch_kernel(kn.Identity)
 def identity(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, x.shape, x.dtype)
 
 
-@torch_kernel("Cast")
+@torch_kernel(kn.Cast)
 def cast(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dtype = attrs["dtype"]
@@ -58,7 +59,7 @@ def cast(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, v.to(torch_dtype(dtype)), dtype, x.shape)
 
 
-@torch_kernel("Transpose", strings=True)
+@torch_kernel(kn.Transpose, strings=True)
 def transpose(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     perm = tuple(attrs["perm"])

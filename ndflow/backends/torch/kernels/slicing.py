@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from ....core import kernel_names as kn
 from ....core.slice_util import strided_slice_index
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
@@ -35,7 +36,7 @@ def _sliced(picked: torch.Tensor, source_size: int) -> torch.Tensor:
     return _copy(picked)
 
 
-@torch_kernel("Slice", strings=True)
+@torch_kernel(kn.Slice, strings=True)
 def slice_(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index = tuple(slice(b, b + s) for b, s in zip(attrs["begin"], attrs["size"], strict=True))
@@ -88,7 +89,7 @@ def _strided_index(shape: tuple[int, ...], attrs: dict) -> tuple[tuple[Any, ...]
     return found
 
 
-@torch_kernel("StridedSlice", strings=True)
+@torch_kernel(kn.StridedSlice, strings=True)
 def strided_slice(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     index, flips = _strided_index(x.shape, attrs)
@@ -96,7 +97,7 @@ def strided_slice(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.flip(picked, flips) if flips else _sliced(picked, x.size), x.dtype)
 
 
-@torch_kernel("GatherV2", strings=True)
+@torch_kernel(kn.GatherV2, strings=True)
 def gather_v2(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     x, indices = inputs
     axis, batch_dims = attrs["axis"], attrs["batch_dims"]
@@ -125,11 +126,11 @@ def gather_v2(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, _copy(result), x.dtype)
 
 
-@torch_kernel("Concat", strings=True)
+@torch_kernel(kn.Concat, strings=True)
 def concat(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.cat([values_of(backend, t) for t in inputs], dim=attrs["axis"]), inputs[0].dtype)
 
 
-@torch_kernel("Pack", strings=True)
+@torch_kernel(kn.Pack, strings=True)
 def pack(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.stack([values_of(backend, t) for t in inputs], dim=attrs["axis"]), inputs[0].dtype)

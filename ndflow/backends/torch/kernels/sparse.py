@@ -13,12 +13,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ...shared.indexing import check_coordinates, first_bad
 from ..backend import TorchBackend
 from .common import Output, from_numpy, host, host_kernel, out, scalar, torch_dtype, torch_kernel, values_of
 
 
-@torch_kernel("SparseToDense", strings=True)
+@torch_kernel(kn.SparseToDense, strings=True)
 def sparse_to_dense(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Scatter ``values`` into a tensor of ``output_shape`` filled with ``default_value``; the last
     of duplicate indices wins."""
@@ -76,13 +77,13 @@ def _segment_reduce(backend: TorchBackend, inputs: tuple, op: str, mean: bool) -
     return out(backend, sums != 0 if dtype == "bool" else sums, dtype, shape)
 
 
-@torch_kernel("SparseSegmentSum")
+@torch_kernel(kn.SparseSegmentSum)
 def sparse_segment_sum(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Sum of ``data[indices]`` rows per (sorted) segment id; segments without rows are 0."""
     return _segment_reduce(backend, inputs, "sparse_segment_sum", mean=False)
 
 
-@torch_kernel("SparseSegmentMean")
+@torch_kernel(kn.SparseSegmentMean)
 def sparse_segment_mean(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mean of ``data[indices]`` rows per (sorted) segment id; segments without rows are 0."""
     return _segment_reduce(backend, inputs, "sparse_segment_mean", mean=True)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 from .transform import pad
 
 
-@torch_kernel("SpaceToBatchND", strings=True)
+@torch_kernel(kn.SpaceToBatchND, strings=True)
 def space_to_batch_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     block, paddings = list(attrs["block_shape"]), [tuple(p) for p in attrs["paddings"]]
@@ -33,7 +34,7 @@ def space_to_batch_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Outp
     return out(backend, result, x.dtype)
 
 
-@torch_kernel("BatchToSpaceND", strings=True)
+@torch_kernel(kn.BatchToSpaceND, strings=True)
 def batch_to_space_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     block, crops = list(attrs["block_shape"]), [tuple(c) for c in attrs["crops"]]
@@ -52,7 +53,7 @@ def batch_to_space_nd(backend: TorchBackend, inputs: tuple, attrs: dict) -> Outp
     return out(backend, full[index].contiguous(), x.dtype)
 
 
-@torch_kernel("DepthToSpace", strings=True)
+@torch_kernel(kn.DepthToSpace, strings=True)
 def depth_to_space(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     bs = attrs["block_size"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
@@ -20,12 +21,12 @@ def _transform(backend: TorchBackend, inputs: tuple, inverse: bool) -> Output:
     return out(backend, result, "complex64", x.shape)
 
 
-@torch_kernel("FFT")
+@torch_kernel(kn.FFT)
 def fft(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _transform(backend, inputs, inverse=False)
 
 
-@torch_kernel("IFFT")
+@torch_kernel(kn.IFFT)
 def ifft(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The inverse transform, divided by the length (as TF.js)."""
     return _transform(backend, inputs, inverse=True)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ..backend import TorchBackend
 from .common import Output, from_numpy, host, out, share, torch_dtype, torch_kernel, values_of
 
@@ -35,7 +36,7 @@ def pad(v: torch.Tensor, paddings: list, value: object = 0) -> torch.Tensor:
     return result
 
 
-@torch_kernel("SplitV", strings=True)
+@torch_kernel(kn.SplitV, strings=True)
 def split_v(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     sizes, axis = list(attrs["num_or_size_splits"]), attrs["axis"]
@@ -43,20 +44,20 @@ def split_v(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     return [out(backend, p.clone(memory_format=torch.contiguous_format), x.dtype) for p in parts]
 
 
-@torch_kernel("Unpack", strings=True)
+@torch_kernel(kn.Unpack, strings=True)
 def unpack(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     parts = values_of(backend, x).unbind(attrs["axis"])
     return [out(backend, p.clone(memory_format=torch.contiguous_format), x.dtype) for p in parts]
 
 
-@torch_kernel("Tile", strings=True)
+@torch_kernel(kn.Tile, strings=True)
 def tile(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return out(backend, values_of(backend, x).tile(tuple(attrs["reps"])), x.dtype)
 
 
-@torch_kernel("Reverse", strings=True)
+@torch_kernel(kn.Reverse, strings=True)
 def reverse(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dims = tuple(attrs["dims"])
@@ -65,14 +66,14 @@ def reverse(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, torch.flip(values_of(backend, x), dims), x.dtype, x.shape)
 
 
-@torch_kernel("PadV2", strings=True)
+@torch_kernel(kn.PadV2, strings=True)
 def pad_v2(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     value = js_number_as(attrs["constant_value"], x.dtype)
     return out(backend, pad(values_of(backend, x), [tuple(p) for p in attrs["paddings"]], value), x.dtype)
 
 
-@torch_kernel("MirrorPad", strings=True)
+@torch_kernel(kn.MirrorPad, strings=True)
 def mirror_pad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """Reflect (without the edge) or symmetric (with it) padding: one gather per padded axis."""
     (x,) = inputs
@@ -87,7 +88,7 @@ def mirror_pad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     return out(backend, v, x.dtype)
 
 
-@torch_kernel("BroadcastTo", strings=True)
+@torch_kernel(kn.BroadcastTo, strings=True)
 def broadcast_to(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     shape = tuple(attrs["shape"])
@@ -96,7 +97,7 @@ def broadcast_to(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     )
 
 
-@torch_kernel("BroadcastArgs")
+@torch_kernel(kn.BroadcastArgs)
 def broadcast_args(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     s0, s1 = (host(backend, t).astype(np.int64).reshape(-1) for t in inputs)
     n = max(s0.size, s1.size)
@@ -107,7 +108,7 @@ def broadcast_args(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> 
     return out(backend, from_numpy(backend, np.where(a == 1, b, a).astype(np.int32)), "int32", (n,))
 
 
-@torch_kernel("OneHot")
+@torch_kernel(kn.OneHot)
 def one_hot(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """TF.js fills a Float32Array, then stores it as ``dtype``: on/off go through float32 first."""
     (indices,) = inputs

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct
 from ..backend import TorchBackend
 from .binary import store
@@ -151,7 +152,7 @@ _predicate("IsInf", torch.isinf, False)
 _predicate("IsFinite", torch.isfinite, True)
 
 
-@torch_kernel("Neg")
+@torch_kernel(kn.Neg)
 def neg(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -160,7 +161,7 @@ def neg(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, torch.neg(v), x.dtype, x.shape)
 
 
-@torch_kernel("Abs")
+@torch_kernel(kn.Abs)
 def abs_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -171,7 +172,7 @@ def abs_(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     return out(backend, torch.abs(v), x.dtype, x.shape)
 
 
-@torch_kernel("Square")
+@torch_kernel(kn.Square)
 def square(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     v = values_of(backend, x)
@@ -182,6 +183,6 @@ def _square(v: torch.Tensor) -> torch.Tensor:
     return torch.mul(v, v)
 
 
-register_direct("Neg", "torch", torch.neg)
-register_direct("Abs", "torch", torch.abs)
-register_direct("Square", "torch", _square)
+register_direct(kn.Neg, "torch", torch.neg)
+register_direct(kn.Abs, "torch", torch.abs)
+register_direct(kn.Square, "torch", _square)

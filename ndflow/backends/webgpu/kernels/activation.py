@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.numbers import SELU_SCALE, SELU_SCALEALPHA, SOFTPLUS_THRESHOLD
 from .binary import elementwise, unsupported
 from .common import Output, WebGPUBackend, gpu_kernel, wgsl_float
@@ -24,9 +25,9 @@ def _f32(value: float) -> str:
     return wgsl_float(float(np.float32(value)))
 
 
-unary_kernel("Relu", "return select(v, 0.0, v < 0.0);", int_body="return max(x, 0i);", bool_body=IDENTITY)
+unary_kernel(kn.Relu, "return select(v, 0.0, v < 0.0);", int_body="return max(x, 0i);", bool_body=IDENTITY)
 unary_kernel(
-    "Relu6",
+    kn.Relu6,
     "return select(select(v, 0.0, v < 0.0), 6.0, v > 6.0);",
     int_body="return clamp(x, 0i, 6i);",
     bool_body=IDENTITY,
@@ -35,19 +36,19 @@ unary_kernel(
 # elu of a negative integer, truncated, is 0 until expm1 rounds to -1 in float64
 _ELU_MINUS_ONE = next(n for n in range(1, 1000) if math.expm1(-n) == -1.0)
 unary_kernel(
-    "Elu",
+    kn.Elu,
     "if (v >= 0.0) { return v; }\nreturn m_expm1(v);",
     int_body=f"if (x >= 0i) {{ return x; }}\nreturn select(0i, -1i, x <= -{_ELU_MINUS_ONE}i);",
     bool_body=IDENTITY,
 )
 unary_kernel(
-    "Selu",
+    kn.Selu,
     f"if (v >= 0.0) {{ return v * {_f32(SELU_SCALE)}; }}\nreturn m_expm1(v) * {_f32(SELU_SCALEALPHA)};",
     # scale * alpha * expm1(x) lies in (-1.76, -1.1] for every integer x <= -1: truncated, -1
     int_body=f"if (x >= 0i) {{ return m_to_i32(f32(x) * {wgsl_float(SELU_SCALE)}); }}\nreturn -1i;",
 )
 unary_kernel(
-    "Softplus",
+    kn.Softplus,
     f"if (v < {_f32(SOFTPLUS_THRESHOLD)}) {{ return m_exp(v); }}\n"
     f"if (v > {_f32(-SOFTPLUS_THRESHOLD)}) {{ return v; }}\nreturn m_log1p(exp(v));",
     # log(1 + e ** n), truncated, is n for n >= 1 and 0 below
@@ -55,12 +56,12 @@ unary_kernel(
     bool_body=IDENTITY,
 )
 unary_kernel(
-    "Sigmoid",
+    kn.Sigmoid,
     "let e = m_exp(-v);\nif (m_isinf(e)) { return 0.0; }\nreturn 1.0 / (1.0 + e);",
     out="float32",
 )
 unary_kernel(
-    "LeakyRelu",
+    kn.LeakyRelu,
     "return select(v, v * alpha, v < 0.0);",
     out="float32",
     params=lambda attrs, dtype: {"alpha": float(attrs["alpha"])},

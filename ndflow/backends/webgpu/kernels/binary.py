@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ....core import kernel_names as kn
 from ....core.dtypes import upcast_type
 from ._wgsl_math import with_math
 from .common import (
@@ -128,21 +129,21 @@ def _float_int_bool(f: str, i: str, b: str | None = None) -> dict[str, str]:
     return {"float32": f, "int32": i, "bool": i if b is None else b}
 
 
-binary_kernel("Add", _float_int_bool("return a + b;", "return a + b;", "return a | b;"))
-binary_kernel("Sub", _float_int_bool("return a - b;", "return a - b;", "return select(0i, 1i, a != b);"))
-binary_kernel("Multiply", _float_int_bool("return a * b;", "return a * b;", "return a & b;"))
+binary_kernel(kn.Add, _float_int_bool("return a + b;", "return a + b;", "return a | b;"))
+binary_kernel(kn.Sub, _float_int_bool("return a - b;", "return a - b;", "return select(0i, 1i, a != b);"))
+binary_kernel(kn.Multiply, _float_int_bool("return a * b;", "return a * b;", "return a & b;"))
 binary_kernel(
-    "RealDiv",
+    kn.RealDiv,
     _float_int_bool("return m_div(a, b);", "return m_div(f32(a), f32(b));"),
     {"int32": "float32", "bool": "float32"},
 )
 binary_kernel(
-    "FloorDiv",
+    kn.FloorDiv,
     _float_int_bool("return m_to_i32(m_floordiv(a, b));", "return m_ifloordiv(a, b);"),
     {"float32": "int32", "bool": "int32"},
 )
 binary_kernel(
-    "Mod",
+    kn.Mod,
     _float_int_bool(
         "let r = m_fmod(a, b);\nif (r != 0.0 && ((r < 0.0) != (b < 0.0))) { return r + b; }\nreturn r;",
         "return m_imod(a, b);",
@@ -164,33 +165,33 @@ loop {
   base = base * base;
 }
 return r;"""
-binary_kernel("Pow", _float_int_bool("return m_pow(a, b);", _INT_POW))
+binary_kernel(kn.Pow, _float_int_bool("return m_pow(a, b);", _INT_POW))
 binary_kernel(
-    "Maximum",
+    kn.Maximum,
     _float_int_bool(
         "if (m_isnan(a) || m_isnan(b)) { return m_nan(); }\nreturn select(b, a, a > b);", "return max(a, b);"
     ),
     {"bool": "int32"},
 )
 binary_kernel(
-    "Minimum",
+    kn.Minimum,
     _float_int_bool(
         "if (m_isnan(a) || m_isnan(b)) { return m_nan(); }\nreturn select(b, a, a < b);", "return min(a, b);"
     ),
     {"bool": "int32"},
 )
 binary_kernel(
-    "SquaredDifference",
+    kn.SquaredDifference,
     _float_int_bool("let d = a - b; return d * d;", "let d = a - b; return d * d;", "return select(0i, 1i, a != b);"),
 )
 binary_kernel(
-    "Atan2",
+    kn.Atan2,
     _float_int_bool("return m_atan2(a, b);", "return m_to_i32(m_atan2(f32(a), f32(b)));",
                     "return m_to_bool(m_atan2(f32(a), f32(b)));"),
 )  # fmt: skip
 
 
-@gpu_kernel("AddN")
+@gpu_kernel(kn.AddN)
 def add_n(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The sum of same-shaped tensors, added in order, in programs of as many inputs as the GPU binds at once
     (each program after the first adds its inputs to the previous partial sum). Bools are counted in int32

@@ -7,6 +7,7 @@ own dtype shares the input's data. complex64 and string casts are forwarded to t
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from .binary import elementwise
 from .common import GPU_DTYPES, Output, WebGPUBackend, gpu_kernel, share
 from .forward import forward
@@ -21,7 +22,7 @@ _BODIES = {
 }
 
 
-@gpu_kernel("Cast")
+@gpu_kernel(kn.Cast)
 def cast(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dtype = attrs["dtype"]

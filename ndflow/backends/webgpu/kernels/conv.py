@@ -18,6 +18,7 @@ which no op passes, run on the cpu kernel.
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from ....core.conv_util import ConvInfo
 from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, size_of, strides_of
@@ -208,14 +209,14 @@ def conv2d_program(backend: WebGPUBackend, x, f, attrs: dict, kernel: str, ep: E
     return conv_forward_program(backend, x, f, info, ep)
 
 
-@gpu_kernel("Conv2D")
+@gpu_kernel(kn.Conv2D)
 def conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; 2-D convolution, NHWC or NCHW."""
     x, f = inputs
     return conv2d_program(backend, x, f, attrs, "Conv2D")
 
 
-@gpu_kernel("Conv2DBackpropInput")
+@gpu_kernel(kn.Conv2DBackpropInput)
 def conv2d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv2D for x."""
     dy, f = inputs
@@ -226,7 +227,7 @@ def conv2d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) ->
     return conv_backprop_input_program(backend, dy, f, info)
 
 
-@gpu_kernel("Conv2DBackpropFilter")
+@gpu_kernel(kn.Conv2DBackpropFilter)
 def conv2d_backprop_filter(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv2D for its filter."""
     x, dy = inputs

@@ -10,13 +10,14 @@ any real dtype as f32.
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .conv import conv_backprop_filter_program, conv_backprop_input_program, conv_forward_program
 from .forward import forward
 
 
-@gpu_kernel("Conv3D")
+@gpu_kernel(kn.Conv3D)
 def conv3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; attributes ``strides``, ``pad``, ``dilations`` (NDHWC)."""
     x, f = inputs
@@ -27,7 +28,7 @@ def conv3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return conv_forward_program(backend, x, f, info, t="i32" if integer_x else "f32", out_dtype=x.dtype)
 
 
-@gpu_kernel("Conv3DBackpropInputV2")
+@gpu_kernel(kn.Conv3DBackpropInputV2)
 def conv3d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of Conv3D for x (conv3d_transpose)."""
     dy, f = inputs
@@ -38,7 +39,7 @@ def conv3d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) ->
     return conv_backprop_input_program(backend, dy, f, info)
 
 
-@gpu_kernel("Conv3DBackpropFilterV2")
+@gpu_kernel(kn.Conv3DBackpropFilterV2)
 def conv3d_backprop_filter(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of Conv3D for its filter."""
     x, dy = inputs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from .common import GPU_DTYPES, Output, WebGPUBackend, gpu_kernel
 from .forward import forward
 
@@ -27,7 +28,7 @@ def filled(backend: WebGPUBackend, shape: tuple[int, ...], dtype: str, value: fl
     return backend.run(("fill",), code, [], [("out", tuple(shape), dtype)], {"fill_value": param})[0]
 
 
-@gpu_kernel("Fill")
+@gpu_kernel(kn.Fill)
 def fill(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     dtype = attrs["dtype"]
     if dtype not in GPU_DTYPES:
@@ -35,7 +36,7 @@ def fill(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return filled(backend, tuple(attrs["shape"]), dtype, attrs["value"])
 
 
-@gpu_kernel("ZerosLike")
+@gpu_kernel(kn.ZerosLike)
 def zeros_like(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     if x.dtype not in GPU_DTYPES:
@@ -43,7 +44,7 @@ def zeros_like(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Out
     return filled(backend, x.shape, x.dtype, 0)
 
 
-@gpu_kernel("OnesLike")
+@gpu_kernel(kn.OnesLike)
 def ones_like(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     if x.dtype not in GPU_DTYPES:
@@ -62,7 +63,7 @@ def _sequence(backend: WebGPUBackend, n: int, dtype: str, start: float | int, st
     return backend.run(("sequence", t), code, [], [("out", (n,), dtype)], params)[0]
 
 
-@gpu_kernel("Range")
+@gpu_kernel(kn.Range)
 def range_(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     start, stop, step, dtype = attrs["start"], attrs["stop"], attrs["step"], attrs["dtype"]
     n = max(int(np.ceil((stop - start) / step)), 0)
@@ -73,7 +74,7 @@ def range_(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _sequence(backend, n, "float32", float(start), float(step))
 
 
-@gpu_kernel("LinSpace")
+@gpu_kernel(kn.LinSpace)
 def lin_space(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """``num`` values: float32 ``start + step * i``, as the cpu kernel (all in float32)."""
     start, stop, num = attrs["start"], attrs["stop"], int(attrs["num"])

@@ -14,6 +14,7 @@ float32 only; other dtypes (which no op passes) run on the cpu kernel.
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from ....core.conv_util import ConvInfo
 from ...shared.conv import check_dy, info_from_attrs
 from .common import Output, WebGPUBackend, gpu_kernel, size_of
@@ -173,14 +174,14 @@ def depthwise_backprop_filter_program(backend: WebGPUBackend, x, dy, info: ConvI
     )[0]
 
 
-@gpu_kernel("DepthwiseConv2dNative")
+@gpu_kernel(kn.DepthwiseConv2dNative)
 def depthwise_conv2d_native(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``; one filter (times a channel multiplier) per input channel."""
     x, f = inputs
     return depthwise_program(backend, x, f, attrs, "DepthwiseConv2dNative")
 
 
-@gpu_kernel("DepthwiseConv2dNativeBackpropInput")
+@gpu_kernel(kn.DepthwiseConv2dNativeBackpropInput)
 def depthwise_conv2d_native_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(dy, filter)``, attribute ``input_shape``: the gradient of DepthwiseConv2dNative for x."""
     dy, f = inputs
@@ -192,7 +193,7 @@ def depthwise_conv2d_native_backprop_input(backend: WebGPUBackend, inputs: tuple
     return depthwise_backprop_input_program(backend, dy, f, info)
 
 
-@gpu_kernel("DepthwiseConv2dNativeBackpropFilter")
+@gpu_kernel(kn.DepthwiseConv2dNativeBackpropFilter)
 def depthwise_conv2d_native_backprop_filter(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, dy)``, attribute ``filter_shape``: the gradient of DepthwiseConv2dNative for its filter."""
     x, dy = inputs

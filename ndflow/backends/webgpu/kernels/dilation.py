@@ -21,6 +21,7 @@ are truncated for int32/bool targets.
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from ...shared.conv import check_dy, dilation_info
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .conv import geometry_params
@@ -101,7 +102,7 @@ def _store_target(dtype: str) -> str:
     return f"store_out(index, {t} & 255i);" if dtype == "bool" else f"store_out(index, {t});"
 
 
-@gpu_kernel("Dilation2D")
+@gpu_kernel(kn.Dilation2D)
 def dilation2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter)``: the max over each window of ``x + filter`` (NHWC)."""
     x, f = inputs
@@ -146,7 +147,7 @@ fn compute(index: i32) {{
     return backend.run(key, lambda: code, [("x", x), ("f", f)], [("out", out_shape, x.dtype)], params)[0]
 
 
-@gpu_kernel("Dilation2DBackpropInput")
+@gpu_kernel(kn.Dilation2DBackpropInput)
 def dilation2d_backprop_input(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for x (to each window's winning position)."""
     x, f, dy = inputs
@@ -201,7 +202,7 @@ fn compute(index: i32) {{
     return backend.run(key, lambda: code, inputs_, [("out", tuple(x.shape), x.dtype)], params)[0]
 
 
-@gpu_kernel("Dilation2DBackpropFilter")
+@gpu_kernel(kn.Dilation2DBackpropFilter)
 def dilation2d_backprop_filter(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Inputs ``(x, filter, dy)``: the gradient of Dilation2D for its filter (to each winning tap)."""
     x, f, dy = inputs

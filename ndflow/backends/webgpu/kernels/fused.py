@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ....core import kernel_names as kn
 from .common import Output, Ref, WebGPUBackend, broadcast_strides, gpu_kernel
 
 ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
@@ -121,7 +122,7 @@ def split_inputs(inputs: tuple, attrs: dict, kernel: str, channels_first: bool =
     return main, Epilogue(activation, bias, prelu, 0.2 if alpha is None else alpha, channels_first)
 
 
-@gpu_kernel("_FusedMatMul")
+@gpu_kernel(kn._FusedMatMul)
 def fused_mat_mul(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """BatchMatMul (batch axes broadcast), then ``+ bias``, then the activation, in the program's store."""
     from .forward import forward
@@ -173,7 +174,7 @@ def _with_residual(kernel: str, backend: WebGPUBackend, inputs: tuple, attrs: di
     return out
 
 
-@gpu_kernel("FusedConv2D")
+@gpu_kernel(kn.FusedConv2D)
 def fused_conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Conv2D, then ``+ bias``, then the activation, in the program's store."""
     from .conv import conv2d_program
@@ -185,7 +186,7 @@ def fused_conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return conv2d_program(backend, x, f, attrs, "FusedConv2D", ep)
 
 
-@gpu_kernel("FusedDepthwiseConv2D")
+@gpu_kernel(kn.FusedDepthwiseConv2D)
 def fused_depthwise_conv2d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """DepthwiseConv2dNative, then ``+ bias``, then the activation, in the program's store."""
     from .depthwise import depthwise_program

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.image import bilinear_axis, nearest_axis
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .pool import F32_HELPERS, compute_type, to_out_fn
@@ -210,7 +211,7 @@ def _grad_code(bilinear: bool, out_dtype: str):
     return code
 
 
-@gpu_kernel("ResizeBilinear")
+@gpu_kernel(kn.ResizeBilinear)
 def resize_bilinear(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Bilinear resize of NHWC images to ``size``; always float32."""
     if not on_gpu_dtypes(*inputs):
@@ -218,7 +219,7 @@ def resize_bilinear(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Outpu
     return _resize(backend, inputs[0], None, attrs, True, "float32")
 
 
-@gpu_kernel("ResizeNearestNeighbor")
+@gpu_kernel(kn.ResizeNearestNeighbor)
 def resize_nearest_neighbor(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Nearest-neighbour resize of NHWC images to ``size``; keeps the dtype."""
     if not on_gpu_dtypes(*inputs):
@@ -226,7 +227,7 @@ def resize_nearest_neighbor(backend: WebGPUBackend, inputs: tuple, attrs: dict) 
     return _resize(backend, inputs[0], None, attrs, False, inputs[0].dtype)
 
 
-@gpu_kernel("ResizeBilinearGrad")
+@gpu_kernel(kn.ResizeBilinearGrad)
 def resize_bilinear_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (images, dy): ``dy`` spread back onto the input pixels with the forward weights; float32."""
     if not on_gpu_dtypes(*inputs):
@@ -234,7 +235,7 @@ def resize_bilinear_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> 
     return _resize(backend, inputs[0], inputs[1], attrs, True, "float32")
 
 
-@gpu_kernel("ResizeNearestNeighborGrad")
+@gpu_kernel(kn.ResizeNearestNeighborGrad)
 def resize_nearest_neighbor_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (images, dy): each input pixel sums the ``dy`` of the pixels copied from it; images' dtype."""
     if not on_gpu_dtypes(*inputs):
@@ -286,7 +287,7 @@ _CROP_BILINEAR = """
 _CROP_NEAREST = "store_out(index, crop_px(bi, i32(df_round(y).x), i32(df_round(x).x), ch));"
 
 
-@gpu_kernel("CropAndResize")
+@gpu_kernel(kn.CropAndResize)
 def crop_and_resize(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Crops of ``image`` at normalized ``boxes`` resized to ``crop_size``; float32 (see the cpu kernel)."""
     if not on_gpu_dtypes(*inputs):
@@ -309,7 +310,7 @@ def crop_and_resize(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Outpu
     return backend.run(("crop_and_resize", method), code, bindings, [("out", shape, "float32")], params)[0]
 
 
-@gpu_kernel("FlipLeftRight")
+@gpu_kernel(kn.FlipLeftRight)
 def flip_left_right(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """Mirror NHWC images horizontally."""
     if not on_gpu_dtypes(*inputs):
@@ -334,7 +335,7 @@ def _channel_fill(fill_value: Any, channels: int) -> list[float]:
     return [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)] or [0.0]
 
 
-@gpu_kernel("RotateWithOffset")
+@gpu_kernel(kn.RotateWithOffset)
 def rotate_with_offset(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Rotate NHWC images by ``radians`` about ``center`` (fractions of width and height)."""
     if not on_gpu_dtypes(*inputs):
@@ -442,7 +443,7 @@ _T_BILINEAR = """
 """
 
 
-@gpu_kernel("Transform")
+@gpu_kernel(kn.Transform)
 def transform(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Projective transforms ``[a0, a1, a2, b0, b1, b2, c0, c1]`` (output -> input) of NHWC images."""
     if not on_gpu_dtypes(*inputs):

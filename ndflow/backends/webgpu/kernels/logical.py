@@ -9,6 +9,7 @@ comparisons with the op's error).
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from .binary import elementwise, unsupported
 from .common import Output, WebGPUBackend, gpu_kernel
 from .forward import forward
@@ -64,7 +65,7 @@ _logical("LogicalOr", "||")
 _logical("LogicalXor", "!=")
 
 
-@gpu_kernel("LogicalNot")
+@gpu_kernel(kn.LogicalNot)
 def logical_not(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     if unsupported(x):
@@ -72,7 +73,7 @@ def logical_not(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Ou
     return elementwise(backend, "LogicalNot", [("x", x)], "bool", f"return select(1i, 0i, {_truth('x', x.dtype)});")
 
 
-@gpu_kernel("BitwiseAnd")
+@gpu_kernel(kn.BitwiseAnd)
 def bitwise_and(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """The bits of int32 (or bool) values anded; other dtypes go to the cpu kernel (which refuses floats)."""
     a, b = inputs
@@ -81,7 +82,7 @@ def bitwise_and(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Ou
     return elementwise(backend, "BitwiseAnd", [("a", a), ("b", b)], a.dtype, "return a & b;")
 
 
-@gpu_kernel("Select")
+@gpu_kernel(kn.Select)
 def select_(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     """``a`` where ``condition`` is true, else ``b``, all three broadcast together; the dtype of ``a``."""
     condition, a, b = inputs

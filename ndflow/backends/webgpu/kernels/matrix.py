@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ....core import kernel_names as kn
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes, size_of, strides_of
 from .forward import forward
 from .fused import PLAIN, Epilogue
@@ -262,7 +263,7 @@ def matmul_program(backend: WebGPUBackend, a, b, attrs: dict, ep: Epilogue = PLA
     return gemm(backend, key, code, inputs, outputs, params, sizes, t, not ta, not tb)[0]
 
 
-@gpu_kernel("BatchMatMul")
+@gpu_kernel(kn.BatchMatMul)
 def batch_mat_mul(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """``a @ b`` over the last two axes; batch axes broadcast; int32 wraps modulo 2**32; bool is the
     or-of-ands as numpy's. Mixed dtypes (which ``mat_mul`` never passes: it upcasts) run on the cpu kernel."""

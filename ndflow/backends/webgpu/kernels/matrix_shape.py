@@ -9,6 +9,7 @@ complex64 and string tensors have no GPU storage: their kernels are forwarded to
 
 from __future__ import annotations
 
+from ....core import kernel_names as kn
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes, size_of
 
 
@@ -30,7 +31,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("Diag")
+@gpu_kernel(kn.Diag)
 def diag(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -54,7 +55,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("MatrixBandPart")
+@gpu_kernel(kn.MatrixBandPart)
 def matrix_band_part(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, num_lower, num_upper = inputs
     if not on_gpu_dtypes(x):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....core import kernel_names as kn
 from .common import (
     Output,
     Ref,
@@ -67,7 +68,7 @@ def _core_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(shape[lead:])
 
 
-@gpu_kernel("FusedBatchNorm")
+@gpu_kernel(kn.FusedBatchNorm)
 def fused_batch_norm(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, mean, variance[, offset][, scale]) as ``has_offset``/``has_scale`` say."""
     if not on_gpu_dtypes(*inputs):
@@ -146,7 +147,7 @@ def _lrn_attrs(attrs: dict) -> dict[str, Any]:
     }
 
 
-@gpu_kernel("LRN")
+@gpu_kernel(kn.LRN)
 def lrn(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """Local response normalization over the channels of a 4D channels-last x."""
     (x,) = inputs
@@ -165,7 +166,7 @@ def lrn(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return backend.run(("lrn", x.dtype), code, [("x", x)], [("out", x.shape, x.dtype)], params)[0]
 
 
-@gpu_kernel("LRNGrad")
+@gpu_kernel(kn.LRNGrad)
 def lrn_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (x, y, dy) -> dx of LRN, with the forward's attributes."""
     x, y, dy = inputs

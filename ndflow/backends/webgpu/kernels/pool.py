@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....core import kernel_names as kn
 from ._wgsl_math import with_math
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, share
 
@@ -207,7 +208,7 @@ def _not_on_gpu(name: str, backend: WebGPUBackend, inputs: tuple, attrs: dict) -
     return forward(name, backend, inputs, attrs)
 
 
-@gpu_kernel("MaxPool")
+@gpu_kernel(kn.MaxPool)
 def max_pool(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """2D max pool; keeps the dtype."""
     (x,) = inputs
@@ -218,7 +219,7 @@ def max_pool(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _pool(backend, x, attrs, "max", three_d=False, out_dtype=x.dtype)[0]
 
 
-@gpu_kernel("AvgPool")
+@gpu_kernel(kn.AvgPool)
 def avg_pool(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """2D average pool over the input positions of each window; keeps the dtype."""
     (x,) = inputs
@@ -229,7 +230,7 @@ def avg_pool(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _pool(backend, x, attrs, "avg", three_d=False, out_dtype=x.dtype)[0]
 
 
-@gpu_kernel("MaxPool3D")
+@gpu_kernel(kn.MaxPool3D)
 def max_pool3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """3D max pool; float32."""
     if (other := _not_on_gpu("MaxPool3D", backend, inputs, attrs)) is not None:
@@ -237,7 +238,7 @@ def max_pool3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _pool(backend, inputs[0], attrs, "max", three_d=True, out_dtype="float32")[0]
 
 
-@gpu_kernel("AvgPool3D")
+@gpu_kernel(kn.AvgPool3D)
 def avg_pool3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """3D average pool (0 for an empty window); float32."""
     if (other := _not_on_gpu("AvgPool3D", backend, inputs, attrs)) is not None:
@@ -245,7 +246,7 @@ def avg_pool3d(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _pool(backend, inputs[0], attrs, "avg", three_d=True, out_dtype="float32")[0]
 
 
-@gpu_kernel("MaxPoolWithArgmax")
+@gpu_kernel(kn.MaxPoolWithArgmax)
 def max_pool_with_argmax(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """Maxima and the flat index ``((b * H + y) * W + x) * C + c`` of the first maximum (``b`` only with
     ``include_batch_in_index``); -1 where a window holds no number."""
@@ -343,25 +344,25 @@ def _avg_grad(backend: WebGPUBackend, name: str, inputs: tuple, attrs: dict, thr
     return backend.run(("pool_avg_grad",), _avg_grad_code, [("dy", dy)], [("out", x.shape, "float32")], params)[0]
 
 
-@gpu_kernel("MaxPoolGrad")
+@gpu_kernel(kn.MaxPoolGrad)
 def max_pool_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     return _max_grad(backend, "MaxPoolGrad", inputs, attrs, three_d=False)
 
 
-@gpu_kernel("MaxPool3DGrad")
+@gpu_kernel(kn.MaxPool3DGrad)
 def max_pool3d_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
     return _max_grad(backend, "MaxPool3DGrad", inputs, attrs, three_d=True)
 
 
-@gpu_kernel("AvgPoolGrad")
+@gpu_kernel(kn.AvgPoolGrad)
 def avg_pool_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     return _avg_grad(backend, "AvgPoolGrad", inputs, attrs, three_d=False)
 
 
-@gpu_kernel("AvgPool3DGrad")
+@gpu_kernel(kn.AvgPool3DGrad)
 def avg_pool3d_grad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     return _avg_grad(backend, "AvgPool3DGrad", inputs, attrs, three_d=True)

@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ....core import kernel_names as kn
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, strides_of
 from .forward import forward
 
@@ -452,5 +453,5 @@ def _arg_kernel(kernel: str, op: str) -> None:
     run.__name__ = f"webgpu_{kernel.lower()}"
 
 
-_arg_kernel("ArgMax", "arg_max")
-_arg_kernel("ArgMin", "arg_min")
+_arg_kernel(kn.ArgMax, "arg_max")
+_arg_kernel(kn.ArgMin, "arg_min")

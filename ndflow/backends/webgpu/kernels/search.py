@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ....core import kernel_names as kn
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .forward import forward
 from .reduction import FLOAT_HELPERS
@@ -71,7 +72,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("TopK")
+@gpu_kernel(kn.TopK)
 def top_k(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -161,16 +162,16 @@ def _search(name: str, backend: WebGPUBackend, inputs: tuple, right: bool, attrs
     )[0]
 
 
-@gpu_kernel("SearchSorted")
+@gpu_kernel(kn.SearchSorted)
 def search_sorted(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _search("SearchSorted", backend, inputs, attrs["side"] == "right", attrs)
 
 
-@gpu_kernel("LowerBound")
+@gpu_kernel(kn.LowerBound)
 def lower_bound(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search("LowerBound", backend, inputs, False, attrs)
 
 
-@gpu_kernel("UpperBound")
+@gpu_kernel(kn.UpperBound)
 def upper_bound(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     return _search("UpperBound", backend, inputs, True, attrs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from ....core import kernel_names as kn
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .forward import forward
 
@@ -86,7 +87,7 @@ def _gather(
     return backend.run(key, lambda: body + MAIN, inputs, [("out", out_shape, out_dtype)], params, grid=grid)[0]
 
 
-@gpu_kernel("UnsortedSegmentSum")
+@gpu_kernel(kn.UnsortedSegmentSum)
 def unsorted_segment_sum(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, segment_ids = inputs
     if not on_gpu_dtypes(x):
@@ -124,7 +125,7 @@ def _counts(backend: WebGPUBackend, op: str, x, w, size: int, rows: int, binary:
     return _gather(backend, op, x, w if weighted else None, value, mode, (rows, size, 1, n), shape, w.dtype)
 
 
-@gpu_kernel("Bincount")
+@gpu_kernel(kn.Bincount)
 def bincount(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     if not on_gpu_dtypes(x, w):
@@ -133,7 +134,7 @@ def bincount(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return _counts(backend, "bincount", x, w, size, 1, False, (size,))
 
 
-@gpu_kernel("DenseBincount")
+@gpu_kernel(kn.DenseBincount)
 def dense_bincount(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     if not on_gpu_dtypes(x, w):

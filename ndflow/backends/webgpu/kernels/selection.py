@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from ....core import kernel_names as kn
 from ...shared.indexing import flat_indices, scatter_layout
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, size_of, strides_of
 from .shape import cpu_values, empty_output
@@ -57,7 +58,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("GatherNd")
+@gpu_kernel(kn.GatherNd)
 def gather_nd(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, indices = inputs
     if not on_gpu_dtypes(x):
@@ -110,7 +111,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("ScatterNd")
+@gpu_kernel(kn.ScatterNd)
 def scatter_nd(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     indices, updates = inputs
     if not on_gpu_dtypes(updates):
@@ -146,7 +147,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("TensorScatterUpdate")
+@gpu_kernel(kn.TensorScatterUpdate)
 def tensor_scatter_update(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     x, indices, updates = inputs
     if not on_gpu_dtypes(x, updates):

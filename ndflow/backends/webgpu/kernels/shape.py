@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from .common import (
     Output,
     Ref,
@@ -157,13 +158,13 @@ def index_map(
 # ----------------------------------------------------------------------------- kernels
 
 
-@gpu_kernel("Reshape")
+@gpu_kernel(kn.Reshape)
 def reshape(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
 
 
-@gpu_kernel("ExpandDims")
+@gpu_kernel(kn.ExpandDims)
 def expand_dims(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     shape = list(x.shape)
@@ -171,13 +172,13 @@ def expand_dims(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return share(backend, x.data_id, tuple(shape), x.dtype)
 
 
-@gpu_kernel("Identity")
+@gpu_kernel(kn.Identity)
 def identity(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
     (x,) = inputs
     return share(backend, x.data_id, x.shape, x.dtype)
 
 
-@gpu_kernel("Transpose")
+@gpu_kernel(kn.Transpose)
 def transpose(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ....core import kernel_names as kn
 from ....core.slice_util import strided_slice_index
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, size_of, strides_of
 from .shape import as_ref, cpu_values, empty_output, max_bindings, strided_view
@@ -28,7 +29,7 @@ def _forward(name: str, backend: WebGPUBackend, inputs: tuple, attrs: dict | Non
     return forward(name, backend, inputs, attrs)  # type: ignore[return-value]
 
 
-@gpu_kernel("Slice")
+@gpu_kernel(kn.Slice)
 def slice_(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -70,7 +71,7 @@ def strided_slice_view(shape: tuple[int, ...], attrs: dict) -> tuple[list[int], 
     return out_shape, offset, out_strides
 
 
-@gpu_kernel("StridedSlice")
+@gpu_kernel(kn.StridedSlice)
 def strided_slice(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -93,7 +94,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("GatherV2")
+@gpu_kernel(kn.GatherV2)
 def gather_v2(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, indices = inputs
     if not on_gpu_dtypes(x):
@@ -179,7 +180,7 @@ def concat_refs(backend: WebGPUBackend, parts: Sequence[Ref], axis: int, out_sha
             backend.dispose_data(data_id)
 
 
-@gpu_kernel("Concat")
+@gpu_kernel(kn.Concat)
 def concat(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     if not on_gpu_dtypes(*inputs):
         return _forward("Concat", backend, inputs, attrs)
@@ -190,7 +191,7 @@ def concat(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return concat_refs(backend, [as_ref(t) for t in inputs], axis, out_shape)
 
 
-@gpu_kernel("Pack")
+@gpu_kernel(kn.Pack)
 def pack(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     if not on_gpu_dtypes(*inputs):
         return _forward("Pack", backend, inputs, attrs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ....core import kernel_names as kn
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes, strides_of
 from .shape import index_map
 
@@ -36,7 +37,7 @@ def _s2b_body(m: int, rank: int) -> str:
     return "\n".join(lines + _rest_terms(m + 1, rank) + ["  return s;"])
 
 
-@gpu_kernel("SpaceToBatchND")
+@gpu_kernel(kn.SpaceToBatchND)
 def space_to_batch_nd(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -66,7 +67,7 @@ def _b2s_body(m: int, rank: int) -> str:
     return "\n".join(lines + _rest_terms(m + 1, rank) + ["  return s;"])
 
 
-@gpu_kernel("BatchToSpaceND")
+@gpu_kernel(kn.BatchToSpaceND)
 def batch_to_space_nd(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -91,7 +92,7 @@ _D2S = {
 }
 
 
-@gpu_kernel("DepthToSpace")
+@gpu_kernel(kn.DepthToSpace)
 def depth_to_space(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.numbers import js_number_as
 from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes, share, size_of, strides_of
 from .shape import empty_output, fill_param, index_map, max_bindings, strided_view
@@ -78,7 +79,7 @@ def split_columns(backend: WebGPUBackend, x: object, axis: int, sizes: list[int]
     return results  # type: ignore[return-value]
 
 
-@gpu_kernel("SplitV")
+@gpu_kernel(kn.SplitV)
 def split_v(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -89,7 +90,7 @@ def split_v(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     return split_columns(backend, x, axis, sizes, shapes)
 
 
-@gpu_kernel("Unpack")
+@gpu_kernel(kn.Unpack)
 def unpack(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -100,7 +101,7 @@ def unpack(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     return split_columns(backend, x, axis, [1] * n, [shape] * n)
 
 
-@gpu_kernel("Tile")
+@gpu_kernel(kn.Tile)
 def tile(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -118,7 +119,7 @@ def tile(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return data_id, tuple(out_shape), dtype
 
 
-@gpu_kernel("Reverse")
+@gpu_kernel(kn.Reverse)
 def reverse(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     dims = {d % max(len(x.shape), 1) for d in attrs["dims"]}
@@ -157,7 +158,7 @@ def _pad_params(x: object, paddings: list) -> tuple[list[int], dict]:
     return out_shape, params
 
 
-@gpu_kernel("PadV2")
+@gpu_kernel(kn.PadV2)
 def pad_v2(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -171,7 +172,7 @@ def pad_v2(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return index_map(backend, ("pad",), x, out_shape, body, params, fill=fill_param(x.dtype, value))
 
 
-@gpu_kernel("MirrorPad")
+@gpu_kernel(kn.MirrorPad)
 def mirror_pad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -182,7 +183,7 @@ def mirror_pad(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     return index_map(backend, ("mirror_pad",), x, out_shape, _pad_body(len(x.shape), mirror=True), params)
 
 
-@gpu_kernel("BroadcastTo")
+@gpu_kernel(kn.BroadcastTo)
 def broadcast_to(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
     if not on_gpu_dtypes(x):
@@ -202,7 +203,7 @@ fn compute(index: i32) {
 """
 
 
-@gpu_kernel("OneHot")
+@gpu_kernel(kn.OneHot)
 def one_hot(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
     """On/off values go through float32, then ``dtype``'s typed array, as the cpu kernel (TF.js)."""
     (indices,) = inputs

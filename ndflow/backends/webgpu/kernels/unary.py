@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ....core import kernel_names as kn
 from ...shared.numbers import erf, store
 from .binary import elementwise, unsupported
 from .common import Output, WebGPUBackend, gpu_kernel
@@ -90,22 +91,22 @@ def _nan_if(cond: str, rest: str) -> str:
 LN2 = "0.6931471805599453"
 IDENTITY = "return x;"
 
-unary_kernel("Abs", "return abs(v);", int_body="return select(x, 0i - x, x < 0i);", bool_body=IDENTITY)
-unary_kernel("Neg", "return -v;", int_body="return 0i - x;", bool_body=IDENTITY)
-unary_kernel("Square", "return v * v;", int_body="return x * x;", bool_body=IDENTITY)
+unary_kernel(kn.Abs, "return abs(v);", int_body="return select(x, 0i - x, x < 0i);", bool_body=IDENTITY)
+unary_kernel(kn.Neg, "return -v;", int_body="return 0i - x;", bool_body=IDENTITY)
+unary_kernel(kn.Square, "return v * v;", int_body="return x * x;", bool_body=IDENTITY)
 unary_kernel(
-    "Sign",
+    kn.Sign,
     "if (m_isnan(v)) { return 0.0; }\nreturn select(select(0.0, -1.0, v < 0.0), 1.0, v > 0.0);",
     int_body="return select(select(0i, -1i, x < 0i), 1i, x > 0i);",
     bool_body=IDENTITY,
     nan_through=False,
 )
-unary_kernel("Reciprocal", "return m_div(1.0, v);", int_body="return select(0i, x, x == 1i || x == -1i);")
-unary_kernel("Ceil", "return ceil(v);", int_body=IDENTITY)
-unary_kernel("Floor", "return floor(v);", int_body=IDENTITY)
-unary_kernel("Round", "return round(v);", int_body=IDENTITY)  # WGSL round: half to even, as np.rint
+unary_kernel(kn.Reciprocal, "return m_div(1.0, v);", int_body="return select(0i, x, x == 1i || x == -1i);")
+unary_kernel(kn.Ceil, "return ceil(v);", int_body=IDENTITY)
+unary_kernel(kn.Floor, "return floor(v);", int_body=IDENTITY)
+unary_kernel(kn.Round, "return round(v);", int_body=IDENTITY)  # WGSL round: half to even, as np.rint
 
-unary_kernel("Exp", "return m_exp(v);", out="float32")
+unary_kernel(kn.Exp, "return m_exp(v);", out="float32")
 
 
 def _stored_array(fn: Callable[[np.ndarray], np.ndarray], n: np.ndarray, dtype: str) -> list[int]:
@@ -155,51 +156,51 @@ def int_steps(fn: Callable[[np.ndarray], np.ndarray], odd: bool) -> Callable[[st
     return make
 
 
-unary_kernel("Expm1", "return m_expm1(v);", exact_int=int_table(np.expm1, -40, 709))
-unary_kernel("Log", "return m_log(v);", out="float32")
-unary_kernel("Log1p", "return m_log1p(v);", exact_int=int_steps(np.log1p, odd=False))
-unary_kernel("Sqrt", _nan_if("v < 0.0", "if (m_isinf(v)) { return v; }\nreturn sqrt(v);"), out="float32")
+unary_kernel(kn.Expm1, "return m_expm1(v);", exact_int=int_table(np.expm1, -40, 709))
+unary_kernel(kn.Log, "return m_log(v);", out="float32")
+unary_kernel(kn.Log1p, "return m_log1p(v);", exact_int=int_steps(np.log1p, odd=False))
+unary_kernel(kn.Sqrt, _nan_if("v < 0.0", "if (m_isinf(v)) { return v; }\nreturn sqrt(v);"), out="float32")
 unary_kernel(
-    "Rsqrt",
+    kn.Rsqrt,
     _nan_if("v < 0.0", "if (v == 0.0) { return m_inf(v); }\nif (m_isinf(v)) { return 0.0; }\nreturn 1.0 / sqrt(v);"),
     out="float32",
 )
 unary_kernel(
-    "Tanh",
+    kn.Tanh,
     "let a = abs(v);\nif (a > 15.0) { return m_copysign(1.0, v); }\n"
     "let e = m_expm1(2.0 * a);\nreturn m_copysign(e / (e + 2.0), v);",
     out="float32",
 )
 
 # trigonometry
-unary_kernel("Sin", _nan_if("m_isinf(v)", "return m_sin(v);"))
-unary_kernel("Cos", _nan_if("m_isinf(v)", "return m_cos(v);"))
-unary_kernel("Tan", _nan_if("m_isinf(v)", "return m_tan(v);"))
-unary_kernel("Asin", _nan_if("abs(v) > 1.0", "return asin(v);"))
-unary_kernel("Acos", _nan_if("abs(v) > 1.0", "return acos(v);"))
-unary_kernel("Atan", "if (m_isinf(v)) { return m_copysign(1.5707963267948966, v); }\nreturn atan(v);")
+unary_kernel(kn.Sin, _nan_if("m_isinf(v)", "return m_sin(v);"))
+unary_kernel(kn.Cos, _nan_if("m_isinf(v)", "return m_cos(v);"))
+unary_kernel(kn.Tan, _nan_if("m_isinf(v)", "return m_tan(v);"))
+unary_kernel(kn.Asin, _nan_if("abs(v) > 1.0", "return asin(v);"))
+unary_kernel(kn.Acos, _nan_if("abs(v) > 1.0", "return acos(v);"))
+unary_kernel(kn.Atan, "if (m_isinf(v)) { return m_copysign(1.5707963267948966, v); }\nreturn atan(v);")
 unary_kernel(
-    "Sinh",
+    kn.Sinh,
     "let a = abs(v);\nvar r: f32;\n"
     "if (a > 10.0) { let h = m_exp(0.5 * a); r = (0.5 * h) * h; }\n"
     "else { let e = m_expm1(a); r = 0.5 * (e + e / (e + 1.0)); }\nreturn m_copysign(r, v);",
     exact_int=int_table(np.sinh, -711, 711),
 )
 unary_kernel(
-    "Cosh",
+    kn.Cosh,
     "let a = abs(v);\nif (a > 10.0) { let h = m_exp(0.5 * a); return (0.5 * h) * h; }\n"
     "let e = exp(a);\nreturn 0.5 * (e + 1.0 / e);",
     exact_int=int_table(np.cosh, -711, 711),
 )
 unary_kernel(
-    "Asinh",
+    kn.Asinh,
     "let a = abs(v);\nif (m_isinf(a)) { return v; }\nvar r: f32;\n"
     f"if (a > 1e10) {{ r = log(a) + {LN2}; }}\n"
     "else { r = m_log1p(a + a * a / (1.0 + sqrt(a * a + 1.0))); }\nreturn m_copysign(r, v);",
     exact_int=int_steps(np.arcsinh, odd=True),
 )
 unary_kernel(
-    "Acosh",
+    kn.Acosh,
     _nan_if(
         "v < 1.0",
         f"if (m_isinf(v)) {{ return v; }}\nif (v > 1e10) {{ return log(v) + {LN2}; }}\n"
@@ -208,7 +209,7 @@ unary_kernel(
     exact_int=int_steps(np.arccosh, odd=False),
 )
 unary_kernel(
-    "Atanh",
+    kn.Atanh,
     _nan_if(
         "abs(v) > 1.0",
         "let a = abs(v);\nif (a == 1.0) { return m_inf(v); }\n"
@@ -251,7 +252,7 @@ return m_copysign(1.0 - poly * m_exp(-a * a), v);""".replace("{_ERF_SERIES}", _e
 # erf of an integer, truncated, is 0 up to the n where the cpu kernel's float64 result rounds to 1
 _ERF_ONE = _first_integer_where(_cpu_erf, 1)
 unary_kernel(
-    "Erf", _ERF, int_body=f"return select(0i, select(-1i, 1i, x > 0i), x >= {_ERF_ONE}i || x <= -{_ERF_ONE}i);"
+    kn.Erf, _ERF, int_body=f"return select(0i, select(-1i, 1i, x > 0i), x >= {_ERF_ONE}i || x <= -{_ERF_ONE}i);"
 )
 
 
@@ -281,7 +282,7 @@ def _step_params(attrs: dict | None, dtype: str) -> dict:
 
 
 unary_kernel(
-    "Step",
+    kn.Step,
     "if (v > 0.0) { return 1.0; }\nreturn alpha;",
     int_body="return select(alpha_s, 1i, x > 0i);",
     params=_step_params,
@@ -320,7 +321,7 @@ def _clip_params(attrs: dict | None, dtype: str) -> dict:
 
 
 unary_kernel(
-    "ClipByValue",
+    kn.ClipByValue,
     "if (m_isnan(lo) || m_isnan(hi)) { return m_nan(); }\n"
     "let r = select(v, lo, v < lo);\nreturn select(r, hi, r > hi);",
     int_body="if (x < lo_t || lo_all != 0i) { return lo_s; }\n"
