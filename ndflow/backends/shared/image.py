@@ -1,9 +1,11 @@
 """Image-kernel helpers shared by the backends: the source indexes and fractions of a resize, the sample
-coordinates of CropAndResize, the fill of a rotation, and the coordinate folding of Transform (generic over the
-array module: numpy or torch). ``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js uses."""
+coordinates of CropAndResize, the sources and fill of a rotation, and the coordinate folding of Transform (generic
+over the array module: numpy or torch). ``js_round`` is JavaScript's ``Math.round`` (halves go up), which TF.js
+uses."""
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -69,6 +71,25 @@ def channel_fill(fill_value: object, channels: int) -> float | list[float]:
     if isinstance(fill_value, int | float):
         return float(fill_value)
     return [255.0 if c == 3 else float(fill_value[c]) for c in range(channels)]  # type: ignore[index]
+
+
+def rotation_sources(height: int, width: int, attrs: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, cols, inside)`` of RotateWithOffset: for each output pixel, the (rounded) source pixel of a
+    rotation by ``attrs["radians"]`` about ``attrs["center"]`` (fractions of width and height), as int64 indexes
+    (0 where the source falls outside), and whether it falls inside the image."""
+    center = attrs.get("center", 0.5)
+    cx = width * (center if isinstance(center, int | float) else center[0])
+    cy = height * (center if isinstance(center, int | float) else center[1])
+    radians = float(attrs["radians"])
+    sin, cos = math.sin(radians), math.cos(radians)
+    x = np.arange(width, dtype=np.float64)[None, :]
+    y = np.arange(height, dtype=np.float64)[:, None]
+    src_x = js_round((x - cx) * cos - (y - cy) * sin + cx)
+    src_y = js_round((x - cx) * sin + (y - cy) * cos + cy)
+    inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
+    rows = np.where(inside, src_y, 0).astype(np.int64)
+    cols = np.where(inside, src_x, 0).astype(np.int64)
+    return rows, cols, inside
 
 
 def reflect(c: Any, n: int, xp: Any) -> Any:

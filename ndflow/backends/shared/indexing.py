@@ -46,3 +46,23 @@ def check_coordinates(op: str, arg: str, coords: np.ndarray, shape: tuple[int, .
     if bad.any():
         i = first_bad(bad)
         raise IndexError(f"{op}: {arg}[{i}] = {coords[i].tolist()} is out of bounds for shape {list(shape)}")
+
+
+def sparse_update_coordinates(indices: np.ndarray, shape: tuple[int, ...], op: str) -> np.ndarray:
+    """SparseToDense's ``sparse_indices`` as int64 ``[num_updates, slice_rank]`` rows, each checked to be
+    within ``shape``."""
+    idx = indices.astype(np.int64)
+    slice_rank = idx.shape[-1] if idx.ndim > 1 else 1
+    idx = idx.reshape(idx.size // max(slice_rank, 1), slice_rank)
+    check_coordinates(op, "sparse_indices", idx, shape)
+    return idx
+
+
+def last_updates(idx: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``(flat, keep)`` for ``[num_updates, slice_rank]`` coordinates ``idx`` (at least one row): the row-major
+    position of each, and the rows whose update is kept (the last one of each position, as TF.js writes them in
+    order)."""
+    num_updates, slice_rank = idx.shape
+    flat = np.ravel_multi_index(tuple(idx.T), shape) if slice_rank else np.zeros(num_updates, np.int64)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    return flat, num_updates - 1 - first_from_end

@@ -19,6 +19,7 @@ import numpy as np
 
 from ....core import kernel_names as kn
 from ...shared.conv import info_from_attrs
+from ...shared.fused import ACTIVATIONS, split_inputs
 from ..backend import CPUBackend
 from ..native import parallel
 from ..numba import ops as jit_ops
@@ -33,16 +34,6 @@ from .conv import (
     values,
 )
 from .depthwise import depthwise_forward
-
-ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
-
-
-def split_inputs(inputs: tuple, activation: str) -> tuple[tuple, object, object]:
-    """``(main inputs, bias or None, prelu weights or None)`` from a fused kernel's inputs."""
-    main, rest = inputs[:2], list(inputs[2:])
-    prelu = rest.pop() if activation == "prelu" and rest else None
-    bias = rest[0] if rest else None
-    return main, bias, prelu
 
 
 def split_conv_inputs(inputs: tuple, attrs: dict) -> tuple[tuple, object, object, object]:

@@ -10,7 +10,6 @@ runs as one compiled loop (:mod:`..numba._image_kernels`) doing the same arithme
 
 from __future__ import annotations
 
-import math
 from types import ModuleType
 
 import numpy as np
@@ -24,6 +23,7 @@ from ...shared.image import (
     js_round,
     nearest_axis,
     resize_attrs,
+    rotation_sources,
 )
 from .. import numba as jit
 from ..backend import CPUBackend
@@ -248,21 +248,10 @@ def rotate_with_offset(backend: CPUBackend, inputs: tuple, attrs: dict) -> Outpu
     (image,) = inputs
     img = values_of(backend, image)
     batch, height, width, channels = img.shape
-    center = attrs.get("center", 0.5)
-    cx = width * (center if isinstance(center, int | float) else center[0])
-    cy = height * (center if isinstance(center, int | float) else center[1])
-    radians = float(attrs["radians"])
-    sin, cos = math.sin(radians), math.cos(radians)
-    x = np.arange(width, dtype=np.float64)[None, :]
-    y = np.arange(height, dtype=np.float64)[:, None]
-    src_x = js_round((x - cx) * cos - (y - cy) * sin + cx)
-    src_y = js_round((x - cx) * sin + (y - cy) * cos + cy)
-    inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
+    rows, cols, inside = rotation_sources(height, width, attrs)
     fill = _channel_fill(attrs.get("fill_value", 0), channels)
     if img.size == 0:
         return out(backend, np.zeros(img.shape, img.dtype), image.dtype)
-    rows = np.where(inside, src_y, 0).astype(np.intp)
-    cols = np.where(inside, src_x, 0).astype(np.intp)
     result = np.where(inside[None, :, :, None], img[:, rows, cols], fill)
     return out(backend, result, image.dtype)
 

@@ -25,29 +25,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from ....core import kernel_names as kn
+from ...shared.pool import Geometry, frame_extent, frame_taps, pool_geometry, pool_out_shape
 from ..backend import CPUBackend
 from ..numba import ops as jit_ops
 from ..plans import bound as jit_bound
 from .common import Output, cpu_kernel, out, share, values_of
-
-Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-
-
-def _geometry(attrs: dict) -> Geometry:
-    """(filter, strides, dilations, pad_before, out_size)."""
-    return (
-        tuple(attrs["filter_size"]),
-        tuple(attrs["strides"]),
-        tuple(attrs["dilations"]),
-        tuple(attrs["pad_before"]),
-        tuple(attrs["out_size"]),
-    )
-
-
-def _extent(geo: Geometry) -> tuple[int, ...]:
-    """Frame length per spatial dim: the span from the first window's start to the last one's end."""
-    f, s, d, _, o = geo
-    return tuple((oi - 1) * si + (fi - 1) * di + 1 for fi, si, di, oi in zip(f, s, d, o, strict=True))
 
 
 def _overlap(n: int, before: int, extent: int) -> tuple[int, int]:
@@ -60,7 +42,7 @@ def _overlap(n: int, before: int, extent: int) -> tuple[int, int]:
 def _regions(in_size: tuple[int, ...], geo: Geometry) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
     """Matching slices (input side, frame side) of the part of the input inside the frame."""
     src, dst = [slice(None)], [slice(None)]
-    for n, before, extent in zip(in_size, geo[3], _extent(geo), strict=True):
+    for n, before, extent in zip(in_size, geo[3], frame_extent(geo), strict=True):
         i0, i1 = _overlap(n, before, extent)
         src.append(slice(i0, i1))
         dst.append(slice(i0 + before, i1 + before))
@@ -68,25 +50,11 @@ def _regions(in_size: tuple[int, ...], geo: Geometry) -> tuple[tuple[slice, ...]
 
 
 def _frame(values: np.ndarray, geo: Geometry, fill: float, dtype: np.dtype) -> np.ndarray:
-    shape = (values.shape[0], *_extent(geo), values.shape[-1])
+    shape = (values.shape[0], *frame_extent(geo), values.shape[-1])
     frame = np.full(shape, fill, dtype=dtype)
     src, dst = _regions(values.shape[1:-1], geo)
     frame[dst] = values[src]
     return frame
-
-
-def _taps(geo: Geometry) -> Iterator[tuple[int, tuple[slice, ...]]]:
-    """(flat tap index, frame slice holding that tap of every window), taps in row-major order."""
-    f, s, d, _, o = geo
-    for t, tap in enumerate(itertools.product(*(range(fi) for fi in f))):
-        spatial = tuple(
-            slice(k * di, k * di + (oi - 1) * si + 1, si) for k, si, di, oi in zip(tap, s, d, o, strict=True)
-        )
-        yield t, (slice(None), *spatial, slice(None))
-
-
-def _out_shape(x_shape: tuple[int, ...], geo: Geometry) -> tuple[int, ...]:
-    return (x_shape[0], *geo[4], x_shape[-1])
 
 
 def _work_dtype(values: np.ndarray) -> np.dtype:
@@ -107,8 +75,8 @@ def store_like_tfjs(values: np.ndarray, dtype: str) -> np.ndarray:
 def max_values(values: np.ndarray, geo: Geometry) -> np.ndarray:
     """Window maxima ignoring NaN; -inf where a window holds no number."""
     frame = _frame(values, geo, np.nan, _work_dtype(values))
-    best = np.full(_out_shape(values.shape, geo), -np.inf, dtype=frame.dtype)
-    for _, sl in _taps(geo):
+    best = np.full(pool_out_shape(values.shape, geo), -np.inf, dtype=frame.dtype)
+    for _, sl in frame_taps(geo):
         np.fmax(best, frame[sl], out=best)
     return best
 
@@ -117,11 +85,11 @@ def max_positions(values: np.ndarray, geo: Geometry, last: bool) -> tuple[np.nda
     """(maxima, flat tap index of the maximum in each window, -1 where none); ``last`` picks the
     last of equal maxima (``>=``, TF.js 3D) instead of the first (``>``, TF.js 2D)."""
     frame = _frame(values, geo, np.nan, _work_dtype(values))
-    shape = _out_shape(values.shape, geo)
+    shape = pool_out_shape(values.shape, geo)
     best = np.full(shape, -np.inf, dtype=frame.dtype)
     pos = np.full(shape, -1, dtype=np.int32)
     compare = np.greater_equal if last else np.greater
-    for t, sl in _taps(geo):
+    for t, sl in frame_taps(geo):
         tap = frame[sl]
         better = compare(tap, best)
         np.copyto(best, tap, where=better)
@@ -174,8 +142,8 @@ def avg_values(values: np.ndarray, geo: Geometry, empty_is_zero: bool) -> np.nda
 
 def _scatter(x_shape: tuple[int, ...], geo: Geometry, per_tap) -> np.ndarray:
     """dx: each tap's contribution ``per_tap(t)`` (shape of dy) added back at the window positions."""
-    dframe = np.zeros((x_shape[0], *_extent(geo), x_shape[-1]), dtype=np.float64)
-    for t, sl in _taps(geo):
+    dframe = np.zeros((x_shape[0], *frame_extent(geo), x_shape[-1]), dtype=np.float64)
+    for t, sl in frame_taps(geo):
         dframe[sl] += per_tap(t)
     dx = np.zeros(x_shape, dtype=np.float64)
     src, dst = _regions(x_shape[1:-1], geo)
@@ -254,7 +222,7 @@ def avg_grad(x_shape: tuple[int, ...], dy: np.ndarray, geo: Geometry) -> np.ndar
     count = _counts(x_shape[1:-1], geo)
     acc = np.where(count > 0, dy.astype(np.float64) / np.maximum(count, 1), 0.0)
     # spread back one spatial axis at a time, the reverse of _box_sum
-    for axis, extent in reversed(list(enumerate(_extent(geo)))):
+    for axis, extent in reversed(list(enumerate(frame_extent(geo)))):
         shape = list(acc.shape)
         shape[axis + 1] = extent
         spread = np.zeros(shape, dtype=np.float64)
@@ -268,7 +236,7 @@ def avg_grad(x_shape: tuple[int, ...], dy: np.ndarray, geo: Geometry) -> np.ndar
 
 
 def _empty(x_shape: tuple[int, ...], geo: Geometry) -> bool:
-    return math.prod(_out_shape(x_shape, geo)) == 0
+    return math.prod(pool_out_shape(x_shape, geo)) == 0
 
 
 def _values(backend: CPUBackend, t) -> np.ndarray:
@@ -284,7 +252,7 @@ def _bound(backend: CPUBackend, x, attrs: dict, is_max: bool) -> Output | None:
     """A replayed float32 call through its bound form (:func:`..plans.bound.pool2d`), or None."""
     if x.dtype != "float32":
         return None
-    run = jit_bound.replayed(attrs, lambda: _bind(x.shape, _geometry(attrs), is_max))
+    run = jit_bound.replayed(attrs, lambda: _bind(x.shape, pool_geometry(attrs), is_max))
     y = None if run is None else run(values_of(backend, x))
     return None if y is None else (backend.store(y), y.shape, "float32")
 
@@ -301,11 +269,11 @@ def max_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     result = _bound(backend, x, attrs, True)
     if result is not None:
         return result
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
     if _empty(x.shape, geo):
-        return out(backend, np.zeros(_out_shape(x.shape, geo)), x.dtype)
+        return out(backend, np.zeros(pool_out_shape(x.shape, geo)), x.dtype)
     compiled = jit_ops.pool2d(_values(backend, x), geo, is_max=True) if x.dtype == "float32" else None
     if compiled is not None:
         return out(backend, compiled, "float32")
@@ -318,11 +286,11 @@ def avg_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     result = _bound(backend, x, attrs, False)
     if result is not None:
         return result
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
     if _empty(x.shape, geo):
-        return out(backend, np.zeros(_out_shape(x.shape, geo)), x.dtype)
+        return out(backend, np.zeros(pool_out_shape(x.shape, geo)), x.dtype)
     compiled = jit_ops.pool2d(_values(backend, x), geo, is_max=False) if x.dtype == "float32" else None
     if compiled is not None:
         return out(backend, compiled, "float32")
@@ -332,18 +300,18 @@ def avg_pool(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 @cpu_kernel(kn.MaxPool3D)
 def max_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _empty(x.shape, geo):
-        return out(backend, np.zeros(_out_shape(x.shape, geo)), "float32")
+        return out(backend, np.zeros(pool_out_shape(x.shape, geo)), "float32")
     return out(backend, max_values(_values(backend, x), geo), "float32")
 
 
 @cpu_kernel(kn.AvgPool3D)
 def avg_pool3d(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _empty(x.shape, geo):
-        return out(backend, np.zeros(_out_shape(x.shape, geo)), "float32")
+        return out(backend, np.zeros(pool_out_shape(x.shape, geo)), "float32")
     return out(backend, avg_values(_values(backend, x), geo, True), "float32")
 
 
@@ -352,8 +320,8 @@ def max_pool_with_argmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> lis
     """Maxima and their flat indexes ``((b * H + y) * W + x) * C + c`` (``b`` only with
     ``include_batch_in_index``); -1 where a window holds no number."""
     (x,) = inputs
-    geo = _geometry(attrs)
-    shape = _out_shape(x.shape, geo)
+    geo = pool_geometry(attrs)
+    shape = pool_out_shape(x.shape, geo)
     if _empty(x.shape, geo):
         return [out(backend, np.zeros(shape), x.dtype), out(backend, np.zeros(shape), "int32")]
     best, pos = max_positions(_values(backend, x), geo, last=False)
@@ -372,7 +340,7 @@ def max_pool_with_argmax(backend: CPUBackend, inputs: tuple, attrs: dict) -> lis
 def max_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     dy, x, _ = inputs
-    dx = max_grad(_values(backend, x), _values(backend, dy), _geometry(attrs), last=False)
+    dx = max_grad(_values(backend, x), _values(backend, dy), pool_geometry(attrs), last=False)
     return out(backend, dx, "float32")
 
 
@@ -380,14 +348,14 @@ def max_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 def avg_pool_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    return out(backend, avg_grad(x.shape, _values(backend, dy), _geometry(attrs)), "float32")
+    return out(backend, avg_grad(x.shape, _values(backend, dy), pool_geometry(attrs)), "float32")
 
 
 @cpu_kernel(kn.MaxPool3DGrad)
 def max_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
     dy, x, _ = inputs
-    dx = max_grad(_values(backend, x), _values(backend, dy), _geometry(attrs), last=True)
+    dx = max_grad(_values(backend, x), _values(backend, dy), pool_geometry(attrs), last=True)
     return out(backend, dx, "float32")
 
 
@@ -395,4 +363,4 @@ def max_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
 def avg_pool3d_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    return out(backend, avg_grad(x.shape, _values(backend, dy), _geometry(attrs)), "float32")
+    return out(backend, avg_grad(x.shape, _values(backend, dy), pool_geometry(attrs)), "float32")

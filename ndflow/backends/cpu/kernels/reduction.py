@@ -9,6 +9,7 @@ import numpy as np
 from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_direct_reduction
+from ...shared.reduction import check_arg_axis
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -137,8 +138,7 @@ def _arg(backend: CPUBackend, inputs: tuple, attrs: dict, op: str, find: object,
     (x,) = inputs
     values = values_of(backend, x)
     axis = attrs["axis"]
-    if values.shape[axis] == 0:
-        raise ValueError(f"{op}: cannot reduce an empty axis of shape {list(x.shape)}")
+    check_arg_axis(op, x.shape, axis)
     if values.dtype.kind != "f":
         return out(backend, find(values, axis=axis), "int32")
     # TF.js keeps the first value unless a later one strictly beats it: NaN never wins,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core import kernel_names as kn
+from ...shared.search import register_search_kernels
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -129,16 +130,4 @@ def _search(backend: CPUBackend, inputs: tuple, right: bool) -> Output:
     return out(backend, _bound(seq, vals, right), "int32")
 
 
-@cpu_kernel(kn.SearchSorted)
-def search_sorted(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    return _search(backend, inputs, attrs["side"] == "right")
-
-
-@cpu_kernel(kn.LowerBound)
-def lower_bound(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
-    return _search(backend, inputs, False)
-
-
-@cpu_kernel(kn.UpperBound)
-def upper_bound(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
-    return _search(backend, inputs, True)
+register_search_kernels(cpu_kernel, _search)  # SearchSorted, LowerBound, UpperBound

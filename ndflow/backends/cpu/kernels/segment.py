@@ -5,15 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ....core import kernel_names as kn
+from ...shared.segment import in_bins
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
-
-
-def _bins(op: str, x: np.ndarray, size: int) -> np.ndarray:
-    """Flat positions of the values of ``x`` that fall in ``[0, size)``, checking none is negative."""
-    if x.size and x.min() < 0:
-        raise ValueError(f"{op}: argument 'x' must be non-negative, got {int(x.min())}")
-    return x < size
 
 
 def _counts(index: np.ndarray, weights: np.ndarray | None, length: int, dtype: str) -> np.ndarray:
@@ -39,7 +33,7 @@ def bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size = attrs["size"]
     xs = values_of(backend, x).reshape(-1)
-    keep = _bins("bincount", xs, size)
+    keep = in_bins("bincount", xs, size)
     weights = _flat(backend, w)
     counts = _counts(xs[keep], None if weights is None else weights[keep], size, w.dtype)
     return out(backend, counts, w.dtype)
@@ -52,7 +46,7 @@ def dense_bincount(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     xv = values_of(backend, x)
     xs = xv.reshape(1, -1) if x.rank == 1 else xv
     rows = xs.shape[0]
-    keep = _bins("dense_bincount", xs, size)
+    keep = in_bins("dense_bincount", xs, size)
     index = (np.arange(rows)[:, None] * size + xs)[keep]  # one run of `size` bins per row
     weights = _flat(backend, w)
     if binary:

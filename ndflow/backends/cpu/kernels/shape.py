@@ -8,32 +8,12 @@ from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
 from ....core.kernel_registry import register_shared_output
 from ...shared.numbers import to_int32
+from ...shared.shape import register_view_kernels
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, share, values_of
 
-
-@cpu_kernel(kn.Reshape)
-def reshape(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
-
-
+register_view_kernels(cpu_kernel, share)  # Reshape, ExpandDims, Identity
 register_shared_output(kn.Reshape, "cpu")  # compiled dispatch may share the buffer itself
-
-
-@cpu_kernel(kn.ExpandDims)
-def expand_dims(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    axis = attrs["dim"]
-    shape = list(x.shape)
-    shape.insert(axis, 1)
-    return share(backend, x.data_id, tuple(shape), x.dtype)
-
-
-@cpu_kernel(kn.Identity)
-def identity(backend: CPUBackend, inputs: tuple, attrs: dict | None) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, x.shape, x.dtype)
 
 
 @cpu_kernel(kn.Cast)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ....core import kernel_names as kn
 from ....core.dtypes import NUMPY_DTYPE
-from ...shared.indexing import check_coordinates, first_bad
+from ...shared.indexing import check_coordinates, first_bad, last_updates, sparse_update_coordinates
 from ..backend import CPUBackend
 from .common import Output, cpu_kernel, out, values_of
 
@@ -25,21 +25,15 @@ def sparse_to_dense(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     indices_t, values_t, default_t = inputs
     shape = tuple(attrs["output_shape"])
     dtype = values_t.dtype
-    idx = values_of(backend, indices_t).astype(np.int64)
-    slice_rank = idx.shape[-1] if idx.ndim > 1 else 1
-    num_updates = idx.size // max(slice_rank, 1)
-    idx = idx.reshape(num_updates, slice_rank)
-    check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
+    idx = sparse_update_coordinates(values_of(backend, indices_t), shape, "sparse_to_dense")
+    num_updates = len(idx)
     default = values_of(backend, default_t).reshape(-1)[0]
     result = np.full(shape, default, dtype=NUMPY_DTYPE[dtype])
     if num_updates == 0 or result.size == 0:
         return out(backend, result, dtype)
     values = values_of(backend, values_t)
     values = np.broadcast_to(values.reshape(-1), (num_updates,)) if values.ndim == 0 else values.reshape(-1)
-    flat = np.ravel_multi_index(tuple(idx.T), shape) if slice_rank else np.zeros(num_updates, np.int64)
-    # Keep the last update of each position (TF.js writes them in order).
-    _, first_from_end = np.unique(flat[::-1], return_index=True)
-    keep = num_updates - 1 - first_from_end
+    flat, keep = last_updates(idx, shape)
     result.reshape(-1)[flat[keep]] = values[keep]
     return out(backend, result, dtype)
 

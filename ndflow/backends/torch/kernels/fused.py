@@ -16,21 +16,12 @@ import numpy as np
 import torch
 
 from ....core import kernel_names as kn
+from ...shared.fused import ACTIVATIONS, split_inputs
 from ..backend import TorchBackend
 from ._threads import conv_forward_flops, matmul_flops
 from .common import F, Output, keep, out, torch_kernel, values_of
 from .conv import conv_forward, floats, from_torch_layout, geometry, prepared_weight, to_torch_layout
 from .matrix import matmul
-
-ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
-
-
-def split_inputs(inputs: tuple, activation: str) -> tuple[tuple, object, object]:
-    """``(main inputs, bias or None, prelu weights or None)`` from a fused kernel's inputs."""
-    main, rest = inputs[:2], list(inputs[2:])
-    prelu = rest.pop() if activation == "prelu" and rest else None
-    bias = rest[0] if rest else None
-    return main, bias, prelu
 
 
 def _channel_aligned(v: torch.Tensor, channels_first: bool) -> torch.Tensor:

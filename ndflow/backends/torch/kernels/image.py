@@ -17,7 +17,15 @@ import torch
 import torch.nn.functional as tnf
 
 from ....core import kernel_names as kn
-from ...shared.image import bilinear_axis, channel_fill, crop_coords, fold_coord, nearest_axis, resize_attrs
+from ...shared.image import (
+    bilinear_axis,
+    channel_fill,
+    crop_coords,
+    fold_coord,
+    nearest_axis,
+    resize_attrs,
+    rotation_sources,
+)
 from ..backend import TorchBackend
 from .common import F, Output, from_numpy, host, out, torch_kernel, values_of
 
@@ -200,18 +208,8 @@ def rotate_with_offset(backend: TorchBackend, inputs: tuple, attrs: dict) -> Out
     batch, height, width, channels = image.shape
     if image.size == 0:
         return out(backend, img.new_zeros(image.shape), image.dtype, image.shape)
-    center = attrs.get("center", 0.5)
-    cx = width * (center if isinstance(center, int | float) else center[0])
-    cy = height * (center if isinstance(center, int | float) else center[1])
-    radians = float(attrs["radians"])
-    sin, cos = math.sin(radians), math.cos(radians)
-    x = np.arange(width, dtype=np.float64)[None, :]
-    y = np.arange(height, dtype=np.float64)[:, None]
-    src_x = js_round((x - cx) * cos - (y - cy) * sin + cx)
-    src_y = js_round((x - cx) * sin + (y - cy) * cos + cy)
-    inside = (src_x >= 0) & (src_x < width) & (src_y >= 0) & (src_y < height)
-    rows = from_numpy(backend, np.where(inside, src_y, 0).astype(np.int64))
-    cols = from_numpy(backend, np.where(inside, src_x, 0).astype(np.int64))
+    rows, cols, inside = rotation_sources(height, width, attrs)
+    rows, cols = from_numpy(backend, rows), from_numpy(backend, cols)
     fill = _fill_tensor(channel_fill(attrs.get("fill_value", 0), channels), img)
     picked = img[:, rows, cols].double()
     result = torch.where(from_numpy(backend, inside)[None, :, :, None], picked, fill)

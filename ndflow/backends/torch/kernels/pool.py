@@ -24,43 +24,20 @@ filter taps, each tap one strided slice of the frame (nothing loops over pixels)
 from __future__ import annotations
 
 import functools
-import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as tnf
 
 from ....core import kernel_names as kn
 from ....core.engine import ENGINE
+from ...shared.pool import Geometry, frame_extent, frame_taps, pool_geometry, pool_out_shape
 from ..backend import TorchBackend
 from .common import F, Output, keep, out, share, torch_kernel, values_of
 
-Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-
 _MAX = {2: torch.max_pool2d, 3: torch.max_pool3d}
 _AVG = {2: tnf.avg_pool2d, 3: tnf.avg_pool3d}
-
-
-def _geometry(attrs: dict) -> Geometry:
-    """(filter, strides, dilations, pad_before, out_size)."""
-    return (
-        tuple(attrs["filter_size"]),
-        tuple(attrs["strides"]),
-        tuple(attrs["dilations"]),
-        tuple(attrs["pad_before"]),
-        tuple(attrs["out_size"]),
-    )
-
-
-def _extent(geo: Geometry) -> tuple[int, ...]:
-    """Frame length per spatial dim: the span from the first window's start to the last one's end."""
-    f, s, d, _, o = geo
-    return tuple((oi - 1) * si + (fi - 1) * di + 1 for fi, si, di, oi in zip(f, s, d, o, strict=True))
-
-
-def _out_shape(x_shape: tuple[int, ...], geo: Geometry) -> tuple[int, ...]:
-    return (x_shape[0], *geo[4], x_shape[-1])
 
 
 def _nchw(v: torch.Tensor) -> torch.Tensor:
@@ -120,7 +97,7 @@ def torch_padding(in_size: tuple[int, ...], geo: Geometry) -> list[int] | None:
 def _frame_pads(in_size: tuple[int, ...], geo: Geometry) -> list[int]:
     """``F.pad`` amounts (last dim first) that turn the input into the frame (negative crops)."""
     amounts: list[int] = []
-    for n, b, extent in zip(in_size, geo[3], _extent(geo), strict=True):
+    for n, b, extent in zip(in_size, geo[3], frame_extent(geo), strict=True):
         amounts = [b, extent - n - b, *amounts]
     return amounts
 
@@ -200,11 +177,11 @@ def _keeps_shape(x, geo: Geometry) -> bool:
 
 
 def _empty(x, geo: Geometry) -> bool:
-    return math.prod(_out_shape(x.shape, geo)) == 0 or x.size == 0
+    return math.prod(pool_out_shape(x.shape, geo)) == 0 or x.size == 0
 
 
 def _zeros(backend: TorchBackend, x, geo: Geometry) -> torch.Tensor:
-    return torch.zeros(_out_shape(x.shape, geo), dtype=F(), device=backend.device)
+    return torch.zeros(pool_out_shape(x.shape, geo), dtype=F(), device=backend.device)
 
 
 # The direct 2D plan of a call: (filter, strides, symmetric pads, dilations, ceil_mode, crop to or None, output
@@ -243,7 +220,7 @@ def _plan_2d(x, attrs: dict) -> Plan2D | None:
         return None
     if len(_PLANS_2D) > 4096:
         _PLANS_2D.clear()
-    plan = _PLANS_2D[key] = _make_plan_2d(x.shape, _geometry(attrs))
+    plan = _PLANS_2D[key] = _make_plan_2d(x.shape, pool_geometry(attrs))
     return plan
 
 
@@ -278,13 +255,13 @@ def max_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
         if taped:
             backend.data[result[0]].prepared = {"argmax": (x.data_id, plan, full, idx)}
         return result
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
     if _empty(x, geo):
         return out(backend, _zeros(backend, x, geo), x.dtype)
     y = _nhwc(max_values(values_of(backend, x), geo))
-    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
+    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, pool_out_shape(x.shape, geo))
 
 
 @torch_kernel(kn.AvgPool)
@@ -297,31 +274,31 @@ def avg_pool(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
         if crop is not None:
             y = y[:, :, : crop[0], : crop[1]]
         return keep(backend, y.permute(0, 2, 3, 1), shape, "float32")
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _keeps_shape(x, geo):
         return share(backend, x.data_id, x.shape, x.dtype)
     if _empty(x, geo):
         return out(backend, _zeros(backend, x, geo), x.dtype)
     y = _nhwc(avg_values(values_of(backend, x), geo, False))
-    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, _out_shape(x.shape, geo))
+    return out(backend, store_like_tfjs(y, x.dtype), x.dtype, pool_out_shape(x.shape, geo))
 
 
 @torch_kernel(kn.MaxPool3D)
 def max_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _empty(x, geo):
         return out(backend, _zeros(backend, x, geo), "float32")
-    return out(backend, _nhwc(max_values(values_of(backend, x), geo)), "float32", _out_shape(x.shape, geo))
+    return out(backend, _nhwc(max_values(values_of(backend, x), geo)), "float32", pool_out_shape(x.shape, geo))
 
 
 @torch_kernel(kn.AvgPool3D)
 def avg_pool3d(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     (x,) = inputs
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     if _empty(x, geo):
         return out(backend, _zeros(backend, x, geo), "float32")
-    return out(backend, _nhwc(avg_values(values_of(backend, x), geo, True)), "float32", _out_shape(x.shape, geo))
+    return out(backend, _nhwc(avg_values(values_of(backend, x), geo, True)), "float32", pool_out_shape(x.shape, geo))
 
 
 # ----------------------------------------------------------------------------- tap loops
@@ -333,25 +310,15 @@ def _frame(v: torch.Tensor, geo: Geometry, fill: float) -> torch.Tensor:
     return frame
 
 
-def _taps(geo: Geometry) -> Iterator[tuple[int, tuple[slice, ...]]]:
-    """(flat tap index, frame slice holding that tap of every window), taps in row-major order."""
-    f, s, d, _, o = geo
-    for t, tap in enumerate(itertools.product(*(range(fi) for fi in f))):
-        spatial = tuple(
-            slice(k * di, k * di + (oi - 1) * si + 1, si) for k, si, di, oi in zip(tap, s, d, o, strict=True)
-        )
-        yield t, (slice(None), *spatial, slice(None))
-
-
 def max_positions(v: torch.Tensor, geo: Geometry, last: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """(maxima, flat tap index of the maximum in each window, -1 where none); ``last`` picks the
     last of equal maxima (``>=``, TF.js 3D) instead of the first (``>``, TF.js 2D)."""
     frame = _frame(_work(v), geo, math.nan)
-    shape = _out_shape(tuple(v.shape), geo)
+    shape = pool_out_shape(tuple(v.shape), geo)
     best = torch.full(shape, -math.inf, dtype=frame.dtype, device=v.device)
     pos = torch.full(shape, -1, dtype=torch.int32, device=v.device)
     compare = torch.ge if last else torch.gt
-    for t, sl in _taps(geo):
+    for t, sl in frame_taps(geo):
         tap = frame[sl]
         better = compare(tap, best)
         best = torch.where(better, tap, best)
@@ -361,8 +328,8 @@ def max_positions(v: torch.Tensor, geo: Geometry, last: bool) -> tuple[torch.Ten
 
 def _scatter(x_shape: tuple[int, ...], geo: Geometry, per_tap: Callable[[int], torch.Tensor], device) -> torch.Tensor:
     """dx: each tap's contribution ``per_tap(t)`` (shape of dy) added back at the window positions."""
-    dframe = torch.zeros((x_shape[0], *_extent(geo), x_shape[-1]), dtype=torch.float64, device=device)
-    for t, sl in _taps(geo):
+    dframe = torch.zeros((x_shape[0], *frame_extent(geo), x_shape[-1]), dtype=torch.float64, device=device)
+    for t, sl in frame_taps(geo):
         dframe[sl] += per_tap(t)
     # the frame back onto the input: the inverse pad (crop where the frame padded)
     return _nhwc(tnf.pad(_nchw(dframe), [-a for a in _frame_pads(x_shape[1:-1], geo)]))
@@ -391,8 +358,8 @@ def max_pool_with_argmax(backend: TorchBackend, inputs: tuple, attrs: dict) -> l
     """Maxima and their flat indexes ``((b * H + y) * W + x) * C + c`` (``b`` only with
     ``include_batch_in_index``); -1 where a window holds no number."""
     (x,) = inputs
-    geo = _geometry(attrs)
-    shape = _out_shape(x.shape, geo)
+    geo = pool_geometry(attrs)
+    shape = pool_out_shape(x.shape, geo)
     if _empty(x, geo):
         zeros = _zeros(backend, x, geo)
         return [out(backend, zeros, x.dtype, shape), out(backend, zeros, "int32", shape)]
@@ -482,7 +449,7 @@ def avg_grad_native(x_shape: tuple[int, ...], dy: torch.Tensor, geo: Geometry) -
 def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the first maximum of each window."""
     dy, x, y = inputs
-    geo = _geometry(attrs)
+    geo = pool_geometry(attrs)
     xv, dyv = values_of(backend, x), values_of(backend, dy)
     # The forward kernel, run under a gradient tape, kept its arg-max positions on y's buffer: no second pooling.
     prepared = backend.data[y.data_id].prepared
@@ -501,7 +468,7 @@ def max_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
 def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    geo, dyv = _geometry(attrs), values_of(backend, dy)
+    geo, dyv = pool_geometry(attrs), values_of(backend, dy)
     dx = avg_grad_native(x.shape, dyv, geo)
     return out(backend, avg_grad(x.shape, dyv, geo) if dx is None else dx, "float32", x.shape)
 
@@ -510,7 +477,7 @@ def avg_pool_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
 def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x, y): dy goes to the last maximum of each window (TF.js's 3D convention)."""
     dy, x, _ = inputs
-    dx = max_grad(values_of(backend, x), values_of(backend, dy), _geometry(attrs), last=True)
+    dx = max_grad(values_of(backend, x), values_of(backend, dy), pool_geometry(attrs), last=True)
     return out(backend, dx, "float32", x.shape)
 
 
@@ -518,6 +485,6 @@ def max_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
 def avg_pool3d_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     """inputs (dy, x): dy shared by the input positions each window averaged."""
     dy, x = inputs
-    geo, dyv = _geometry(attrs), values_of(backend, dy)
+    geo, dyv = pool_geometry(attrs), values_of(backend, dy)
     dx = avg_grad_native(x.shape, dyv, geo)
     return out(backend, avg_grad(x.shape, dyv, geo) if dx is None else dx, "float32", x.shape)

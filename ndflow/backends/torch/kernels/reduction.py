@@ -12,6 +12,7 @@ import torch
 
 from ....core import kernel_names as kn
 from ....core.kernel_registry import register_direct_reduction
+from ...shared.reduction import check_arg_axis
 from ..backend import TorchBackend
 from .common import Output, out, torch_dtype, torch_kernel, values_of
 from .common import keep as keep_
@@ -149,8 +150,7 @@ def _arg(backend: TorchBackend, inputs: tuple, attrs: dict, op: str, find, never
     (x,) = inputs
     v = values_of(backend, x)
     axis = attrs["axis"]
-    if x.shape[axis] == 0:
-        raise ValueError(f"{op}: cannot reduce an empty axis of shape {list(x.shape)}")
+    check_arg_axis(op, x.shape, axis)
     if not v.is_floating_point():  # torch.argmax/argmin return the first extreme, as TF.js
         return out(backend, find(v.to(torch.int32) if v.dtype is torch.bool else v, dim=axis), "int32")
     # TF.js keeps the first value unless a later one strictly beats it: NaN never wins,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ....core import kernel_names as kn
+from ...shared.search import register_search_kernels
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
 
@@ -91,16 +92,4 @@ def _search(backend: TorchBackend, inputs: tuple, right: bool) -> Output:
     return out(backend, result, "int32", values.shape)
 
 
-@torch_kernel(kn.SearchSorted)
-def search_sorted(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
-    return _search(backend, inputs, attrs["side"] == "right")
-
-
-@torch_kernel(kn.LowerBound)
-def lower_bound(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    return _search(backend, inputs, False)
-
-
-@torch_kernel(kn.UpperBound)
-def upper_bound(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    return _search(backend, inputs, True)
+register_search_kernels(torch_kernel, _search)  # SearchSorted, LowerBound, UpperBound

@@ -7,17 +7,9 @@ import math
 import torch
 
 from ....core import kernel_names as kn
+from ...shared.segment import in_bins
 from ..backend import TorchBackend
 from .common import F, Output, out, torch_kernel, values_of
-
-
-def _bins(op: str, x: torch.Tensor, size: int) -> torch.Tensor:
-    """Which values of ``x`` fall in ``[0, size)``, checking that none is negative."""
-    if x.numel():
-        low = int(x.min())
-        if low < 0:
-            raise ValueError(f"{op}: argument 'x' must be non-negative, got {low}")
-    return x < size
 
 
 def _counts(index: torch.Tensor, weights: torch.Tensor | None, length: int, dtype: str) -> torch.Tensor:
@@ -42,7 +34,7 @@ def bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     x, w = inputs
     size = attrs["size"]
     xs = values_of(backend, x).reshape(-1).long()
-    keep = _bins("bincount", xs, size)
+    keep = in_bins("bincount", xs, size)
     weights = _flat(backend, w)
     counts = _counts(xs[keep], None if weights is None else weights[keep], size, w.dtype)
     return out(backend, counts, w.dtype, (size,))
@@ -55,7 +47,7 @@ def dense_bincount(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
     xv = values_of(backend, x).long()
     xs = xv.reshape(1, -1) if x.rank == 1 else xv
     rows = xs.shape[0]
-    keep = _bins("dense_bincount", xs, size)
+    keep = in_bins("dense_bincount", xs, size)
     offsets = torch.arange(rows, device=xs.device)[:, None] * size
     index = (offsets + xs)[keep]  # one run of `size` bins per row
     weights = _flat(backend, w)

@@ -10,33 +10,14 @@ import torch
 
 from ....core import kernel_names as kn
 from ....core.kernel_registry import register_shared_output
+from ...shared.shape import register_view_kernels
 from ..backend import TorchBackend
 from ._bools import from_bool
 from .binary import to_int32
 from .common import Output, out, share, torch_dtype, torch_kernel, values_of
 
-
-@torch_kernel(kn.Reshape)
-def reshape(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
-
-
+register_view_kernels(torch_kernel, share)  # Reshape, ExpandDims, Identity
 register_shared_output(kn.Reshape, "torch")  # compiled dispatch may share the buffer itself
-
-
-@torch_kernel(kn.ExpandDims)
-def expand_dims(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    shape = list(x.shape)
-    shape.insert(attrs["dim"], 1)
-    return share(backend, x.data_id, tuple(shape), x.dtype)
-
-
-@torch_kernel(kn.Identity)
-def identity(backend: TorchBackend, inputs: tuple, attrs: dict | None) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, x.shape, x.dtype)
 
 
 @torch_kernel(kn.Cast)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ....core import kernel_names as kn
-from ...shared.indexing import check_coordinates, first_bad
+from ...shared.indexing import first_bad, last_updates, sparse_update_coordinates
 from ..backend import TorchBackend
 from .common import Output, from_numpy, host, host_kernel, out, scalar, torch_dtype, torch_kernel, values_of
 
@@ -26,19 +26,14 @@ def sparse_to_dense(backend: TorchBackend, inputs: tuple, attrs: dict) -> Output
     indices_t, values_t, default_t = inputs
     shape = tuple(attrs["output_shape"])
     dtype = values_t.dtype
-    idx = host(backend, indices_t).astype(np.int64)
-    slice_rank = idx.shape[-1] if idx.ndim > 1 else 1
-    num_updates = idx.size // max(slice_rank, 1)
-    idx = idx.reshape(num_updates, slice_rank)
-    check_coordinates("sparse_to_dense", "sparse_indices", idx, shape)
+    idx = sparse_update_coordinates(host(backend, indices_t), shape, "sparse_to_dense")
+    num_updates = len(idx)
     result = torch.full(shape, scalar(backend, default_t), dtype=torch_dtype(dtype), device=backend.device)
     if num_updates == 0 or result.numel() == 0:
         return out(backend, result, dtype, shape)
     values = values_of(backend, values_t).reshape(-1).expand(num_updates)
-    flat = np.ravel_multi_index(tuple(idx.T), shape) if slice_rank else np.zeros(num_updates, np.int64)
-    # Keep the last update of each position (TF.js writes them in order).
-    _, first_from_end = np.unique(flat[::-1], return_index=True)
-    keep = from_numpy(backend, num_updates - 1 - first_from_end)
+    flat, keep = last_updates(idx, shape)
+    keep = from_numpy(backend, keep)
     result.view(-1)[from_numpy(backend, flat)[keep]] = values[keep]
     return out(backend, result, dtype, shape)
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ....core import kernel_names as kn
+from ...shared.fused import ACTIVATIONS
 from .common import Output, Ref, WebGPUBackend, broadcast_strides, gpu_kernel
-
-ACTIVATIONS = ("linear", "relu", "relu6", "elu", "leakyrelu", "prelu", "sigmoid")
 
 _FLOAT_ACT = {
     "linear": "return v;",

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ....core import kernel_names as kn
+from ...shared.reduction import check_arg_axis
 from .common import Output, Ref, WebGPUBackend, gpu_kernel, on_gpu_dtypes, strides_of
 from .forward import forward
 
@@ -445,8 +446,7 @@ def _arg_kernel(kernel: str, op: str) -> None:
         if not on_gpu_dtypes(x):
             return forward(kernel, backend, inputs, attrs)
         axis = attrs["axis"]
-        if x.shape[axis] == 0:
-            raise ValueError(f"{op}: cannot reduce an empty axis of shape {list(x.shape)}")
+        check_arg_axis(op, x.shape, axis)
         out_shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
         return reduce(backend, _reducer(kernel, x.dtype), x, (axis,), out_shape, "int32")
 

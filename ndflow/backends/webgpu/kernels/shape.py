@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ....core import kernel_names as kn
+from ...shared.shape import register_view_kernels
 from .common import (
     Output,
     Ref,
@@ -158,24 +159,7 @@ def index_map(
 # ----------------------------------------------------------------------------- kernels
 
 
-@gpu_kernel(kn.Reshape)
-def reshape(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, tuple(attrs["shape"]), x.dtype)
-
-
-@gpu_kernel(kn.ExpandDims)
-def expand_dims(backend: WebGPUBackend, inputs: tuple, attrs: dict) -> Output:
-    (x,) = inputs
-    shape = list(x.shape)
-    shape.insert(attrs["dim"], 1)
-    return share(backend, x.data_id, tuple(shape), x.dtype)
-
-
-@gpu_kernel(kn.Identity)
-def identity(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output:
-    (x,) = inputs
-    return share(backend, x.data_id, x.shape, x.dtype)
+register_view_kernels(gpu_kernel, share)  # Reshape, ExpandDims, Identity
 
 
 @gpu_kernel(kn.Transpose)
