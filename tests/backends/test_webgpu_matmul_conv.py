@@ -195,9 +195,7 @@ def test_fused_matmul_int32_sigmoid_threshold_and_float_bias(gpu):
 def test_matmul_grid_stride_loops(gpu, monkeypatch):
     """Tiles and batch entries beyond the workgroup limit are covered by grid-stride loops (limit lowered to
     2 here so that small products take several turns of every loop)."""
-    from ndflow.backends.webgpu.kernels import matrix
-
-    monkeypatch.setattr(matrix, "MAX_GROUPS", 2)
+    monkeypatch.setitem(gpu.gpu.limits, "max-compute-workgroups-per-dimension", 2)
     check(lambda x, y: nf.mat_mul(x, y), normal(300, 2), normal(2, 1))
     check(lambda x, y: nf.mat_mul(x, y), normal(5, 70, 3), normal(5, 3, 150))
 

@@ -5,6 +5,9 @@ device comes from the flag ``TORCH_DEVICE`` (``cuda`` when available, else ``cpu
 backend is created. On CPU every kernel completes before it returns (as TF.js's node backend); on
 CUDA kernels are queued, ``read_sync`` blocks and ``read`` awaits the copy without blocking the
 event loop.
+
+Creating the backend applies the flag ``TORCH_TF32`` (default False) to torch's process-global TF32
+settings (``device.apply_tf32``): float32 matmuls and convolutions stay float32 on CUDA.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import torch
 from ...core.backend import Backend, RefCountedStore, StoreLayout, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
-from .device import default_device  # noqa: F401  (the TORCH_DEVICE flag's default; registered there)
+from .device import apply_tf32, default_device  # noqa: F401  (TORCH_DEVICE's default; registered there)
 
 # numpy dtype -> torch dtype (float64 appears while tests run the cpu-style float64 mode).
 NUMPY_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -72,6 +75,7 @@ class TorchBackend(RefCountedStore, Backend):
             if self.device.index is None:
                 self.device = torch.device("cuda", torch.cuda.current_device())
         self.is_cuda = self.device.type == "cuda"
+        apply_tf32(force=True)  # TORCH_TF32: process-global torch settings, set on every device (docs/torch.md)
         self.data: dict[int, Record] = {}
 
     # -- data store ------------------------------------------------------------------------------

@@ -6,6 +6,11 @@ torch is imported) is ``cuda`` when ``torch.cuda.is_available()`` (NVIDIA CUDA, 
 also calls ``cuda``), else ``cpu``. The torch backend is the default only when its device is CUDA:
 on a CPU, ndflow's cpu backend is faster (``benchmarks/import_time.py``). The backend runs on CPU or CUDA
 (Apple's MPS is not used).
+
+The flag ``TORCH_TF32`` (default False: float32 means float32 on CUDA, as TF.js promises) sets torch's
+process-global TF32 switches (``torch.backends.cuda.matmul.allow_tf32``, ``torch.backends.cudnn.allow_tf32``
+and ``torch.set_float32_matmul_precision``) when the torch backend is created and whenever the flag is set
+afterwards; before the backend exists, setting the flag changes nothing in torch (see docs/torch.md).
 """
 
 from __future__ import annotations
@@ -68,4 +73,37 @@ def priority() -> int:
     return 3 if preferred() else 0
 
 
+# Whether a torch backend was created: only then does TORCH_TF32 touch torch's global settings.
+_STATE = {"started": False}
+
+
+def _as_bool(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def apply_tf32(value: object | None = None, *, force: bool = False) -> None:
+    """Set torch's TF32 switches from ``TORCH_TF32`` (``value``, else the flag): off means
+    ``matmul.allow_tf32 = cudnn.allow_tf32 = False`` and matmul precision ``'highest'``; on means both
+    allowed and ``'high'``. Does nothing before a torch backend started, unless ``force`` (the backend's
+    constructor): ndflow never imports torch, nor changes it, for a flag alone."""
+    if not (force or _STATE["started"]):
+        return
+    torch = sys.modules.get("torch")
+    if torch is None:  # pragma: no cover - the backend imported it
+        return
+    allow = _as_bool(env().get("TORCH_TF32") if value is None else value)
+    torch.backends.cuda.matmul.allow_tf32 = allow
+    torch.backends.cudnn.allow_tf32 = allow
+    torch.set_float32_matmul_precision("high" if allow else "highest")
+    _STATE["started"] = True
+
+
+def tf32_allowed() -> bool:
+    """The flag ``TORCH_TF32`` as a bool (what the convolution kernels allow on CUDA)."""
+    return _as_bool(env().get("TORCH_TF32"))
+
+
 env().register_flag("TORCH_DEVICE", default_device)
+env().register_flag("TORCH_TF32", lambda: False, set_hook=apply_tf32)

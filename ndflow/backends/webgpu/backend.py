@@ -11,6 +11,11 @@ parameter layout (and parameter values when shape uniforms are off), workgroup s
 Command batching: compute passes are recorded into one command encoder and submitted every
 ``WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE`` kernels, or when values are read. Buffers freed while commands that use
 them are still unsubmitted go back to the pool only after the next submission.
+
+Device limits: a program whose buffers exceed ``maxStorageBufferBindingSize`` / ``maxBufferSize``, whose
+dispatch exceeds ``maxComputeWorkgroupsPerDimension`` (element-wise programs fold their workgroups into x, y
+and z first) or that binds more than ``maxStorageBuffersPerShaderStage`` buffers raises :class:`LimitError`
+before anything is allocated or recorded; the kernel then runs the cpu kernel (``kernels/common.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 from ...core.backend import Backend, RefCountedStore, new_data_id
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
-from .buffers import BufferPool
+from .buffers import BufferPool, max_binding_bytes
 from .device import open_gpu
 from .program import GPU_DTYPES, Param, build_source, pack_params, param_layout
 
@@ -64,6 +69,22 @@ class Record:
         self.f16 = False  # the GPU buffer holds f16 values
 
 
+class LimitError(RuntimeError):
+    """A program needs more than the device allows (buffer size, workgroups per dimension, storage buffers)."""
+
+
+def fold_groups(groups: int, limit: int, dims: int = 3) -> tuple[int, int, int]:
+    """``groups`` workgroups as a grid of at most ``limit`` per dimension, x first, then y (then z when
+    ``dims`` is 3): programs recover the linear index as ``x + (y + z * ny) * nx``; the last dimension may
+    still exceed ``limit`` (``run`` reports it)."""
+    x = min(groups, limit)
+    rest = -(-groups // x) if x else 0
+    if dims == 2:
+        return (x, rest, 1)
+    y = min(rest, limit)
+    return (x, y, -(-rest // y) if y else 0)
+
+
 def _as_numpy(values: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return np.asarray(values, dtype=NUMPY_DTYPE[dtype]).reshape(shape)
 
@@ -82,7 +103,7 @@ class WebGPUBackend(RefCountedStore, Backend):
         self.gpu = open_gpu()
         self.device = self.gpu.device
         self.queue = self.device.queue
-        self.pool = BufferPool(self.device)
+        self.pool = BufferPool(self.device, self.gpu.limits)
         self.data: dict[int, Record] = {}
         self.programs: dict[tuple, tuple[Any, Any]] = {}
         self._layouts: dict[tuple[int, int, bool], Any] = {}
@@ -103,6 +124,53 @@ class WebGPUBackend(RefCountedStore, Backend):
         self.storage_usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
         self.read_usage = usage.MAP_READ | usage.COPY_DST
         self._dummy = self.device.create_buffer(size=16, usage=self.storage_usage)
+
+    # -- limits ----------------------------------------------------------------------------------
+    @property
+    def max_binding_bytes(self) -> int:
+        """The largest buffer a program may bind (maxStorageBufferBindingSize and maxBufferSize)."""
+        return max_binding_bytes(self.gpu.limits)
+
+    @property
+    def max_groups(self) -> int:
+        """maxComputeWorkgroupsPerDimension."""
+        return self.gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+
+    def fold(self, groups: int, dims: int = 2) -> tuple[int, int, int]:
+        """``groups`` workgroups folded into a grid within this device's limit (see :func:`fold_groups`)."""
+        return fold_groups(groups, self.max_groups, dims)
+
+    def _check_limits(
+        self,
+        key: tuple,
+        inputs: Sequence[tuple[str, Any]],
+        outputs: Sequence,
+        grid: tuple,
+        n_bindings: int,
+        float16: bool,
+    ) -> None:
+        """Raise :class:`LimitError` (naming the program, the tensor, its bytes and the limit) when the program
+        cannot run on this device."""
+        limit = self.max_binding_bytes
+        sized = [(name, self.data[t.data_id].shape, t.dtype) for name, t in inputs]
+        for name, shape, dtype in [*sized, *outputs]:
+            nbytes = math.prod(shape) * (2 if float16 and dtype == "float32" else 4)
+            if (nbytes + 3) & ~3 > limit:
+                raise LimitError(
+                    f"webgpu program {key[0]!r}: tensor {name!r} of shape {tuple(shape)} ({dtype}) needs {nbytes} "
+                    f"bytes, above the device's maxStorageBufferBindingSize/maxBufferSize of {limit} bytes"
+                )
+        if max(grid) > self.max_groups:
+            raise LimitError(
+                f"webgpu program {key[0]!r}: dispatch of {tuple(grid)} workgroups exceeds the device's "
+                f"maxComputeWorkgroupsPerDimension of {self.max_groups}"
+            )
+        most = self.gpu.limits.get("max-storage-buffers-per-shader-stage", 8)
+        if n_bindings > most:
+            raise LimitError(
+                f"webgpu program {key[0]!r}: binds {n_bindings} storage buffers, above the device's "
+                f"maxStorageBuffersPerShaderStage of {most}"
+            )
 
     # -- modes -----------------------------------------------------------------------------------
     @property
@@ -292,12 +360,15 @@ class WebGPUBackend(RefCountedStore, Backend):
             if invocations is None:
                 invocations = math.prod(outputs[0][1]) if outputs else 0
             params["invocations"] = invocations
-        results = [self._new_output(shape, dtype) for _, shape, dtype in outputs]
         if (invocations == 0) if elementwise else (0 in grid):  # type: ignore[operator]
-            return [(data_id, shape, dtype) for data_id, shape, dtype, _ in results]
+            return [(data_id, shape, dtype) for data_id, shape, dtype, _ in map(self._new_output_of, outputs)]
+        if elementwise:
+            grid = self.fold(-(-invocations // workgroup[0]), 3)  # type: ignore[operator]
         float16 = self.float16
         uniforms = bool(env().get("WEBGPU_USE_SHAPES_UNIFORMS"))
         slots = param_layout(params)
+        self._check_limits(key, inputs, outputs, grid, len(inputs) + len(outputs) + bool(uniforms and slots), float16)
+        results = [self._new_output(shape, dtype) for _, shape, dtype in outputs]
         in_dtypes = tuple(t.dtype for _, t in inputs)
         full_key = (key, in_dtypes, tuple(d for _, _, d in outputs), slots, float16, uniforms, workgroup, elementwise)
         if not uniforms:
@@ -352,10 +423,6 @@ class WebGPUBackend(RefCountedStore, Backend):
         else:
             bind_group = cached[0]
             self._bind_groups.move_to_end(bind_key)
-        if elementwise:
-            groups = -(-invocations // workgroup[0])  # type: ignore[operator]
-            limit = self.gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-            grid = (min(groups, limit), -(-groups // limit), 1)
         compute_pass = self.compute_pass
         if compute_pass is None:  # one pass for consecutive programs (wgpu orders their buffer accesses)
             compute_pass = self.compute_pass = self._encoder().begin_compute_pass()
@@ -396,6 +463,9 @@ class WebGPUBackend(RefCountedStore, Backend):
             entries = [{"binding": i, "visibility": visibility, "buffer": {"type": k}} for i, k in enumerate(kinds)]
             layout = self._layouts[key] = self.device.create_bind_group_layout(entries=entries)
         return layout
+
+    def _new_output_of(self, output: tuple[str, tuple[int, ...], str]) -> tuple[int, tuple[int, ...], str, int]:
+        return self._new_output(output[1], output[2])
 
     def _new_output(self, shape: tuple[int, ...], dtype: str) -> tuple[int, tuple[int, ...], str, int]:
         size = math.prod(shape)

@@ -11,7 +11,8 @@ A kernel describes a program by its bindings (inputs and outputs, by name and dt
   default) they are read from a small storage buffer by ``load_params()`` so that one compiled program serves
   every shape; with it off they are baked into the text (one program per shape, as TF.js without uniforms);
 - for element-wise programs the entry point: one invocation per index below ``invocations``, calling the
-  kernel's ``fn compute(index: i32)``. Programs that need workgroup memory write their own ``main``
+  kernel's ``fn compute(index: i32)`` (workgroups folded into x, y and z within
+  ``maxComputeWorkgroupsPerDimension``). Programs that need workgroup memory write their own ``main``
   (``@workgroup_size(WG_X, WG_Y, WG_Z)``) and call ``load_params()`` first.
 """
 
@@ -140,7 +141,7 @@ ELEMENTWISE_MAIN = """
 @compute @workgroup_size(WG_X, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   load_params();
-  let index = i32(gid.x) + i32(gid.y) * i32(nwg.x) * WG_X;
+  let index = i32(gid.x) + (i32(gid.y) + i32(gid.z) * i32(nwg.y)) * i32(nwg.x) * WG_X;
   if (index >= invocations) { return; }
   compute(index);
 }

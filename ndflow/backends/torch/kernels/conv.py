@@ -9,7 +9,7 @@ TF's padding rules: ``pads`` are ``(before, after)`` per spatial dimension and m
 puts the odd pixel after; a ceil rounding mode reads past the input). torch pads symmetrically,
 so the common part goes to torch and only the difference is padded (or cropped) explicitly.
 The backprops use ``aten.convolution_backward`` on the same geometry. On CUDA, TF32 is off in
-these kernels: float32 means float32, as on TF.js's backends.
+these kernels (unless the flag ``TORCH_TF32`` is on): float32 means float32, as on TF.js's backends.
 
 Attributes (TF.js's, in snake_case): ``strides``, ``pad``, ``data_format``, ``dilations``,
 ``dim_rounding_mode``; the backprop kernels take ``input_shape`` / ``filter_shape`` too.
@@ -29,6 +29,7 @@ from ....core import kernel_names as kn
 from ....core.conv_util import ConvInfo
 from ...shared.conv import check_dy, info_from_attrs
 from ..backend import TorchBackend
+from ..device import tf32_allowed
 from ._threads import conv_forward_flops, conv_input_grad_flops, filter_grad_flops
 from .common import F, Output, out, torch_kernel, values_of
 
@@ -74,8 +75,9 @@ def geometry(
 
 @contextlib.contextmanager
 def precise(device: torch.device) -> Iterator[None]:
-    """Full float32 precision on CUDA (no TF32 in cuDNN convolutions) for the duration."""
-    if device.type != "cuda":
+    """Full float32 precision on CUDA (no TF32 in cuDNN convolutions) for the duration, unless the flag
+    ``TORCH_TF32`` allows TF32."""
+    if device.type != "cuda" or tf32_allowed():
         yield
         return
     previous = torch.backends.cudnn.allow_tf32

@@ -7,11 +7,14 @@ by binding name, the outputs and the parameters (see ``program.py`` for what the
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from ....core.kernel_registry import register_kernel
-from ..backend import Output, Ref, WebGPUBackend
+from ....core.kernel_registry import kernel_table, register_kernel
+from ..backend import LimitError, Output, Ref, WebGPUBackend
 from ..program import GPU_DTYPES
 
 __all__ = [
@@ -27,11 +30,35 @@ def gpu_kernel(name: str) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the webgpu kernel ``name``."""
 
     def wrap(fn: Callable) -> Callable:
-        register_kernel(name, "webgpu", fn)
+        @functools.wraps(fn)
+        def kernel(backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Output | list[Output]:
+            try:
+                return fn(backend, inputs, attrs)
+            except LimitError as exc:
+                return over_limit(name, exc, backend, inputs, attrs)
+
+        register_kernel(name, "webgpu", kernel)
         GPU_KERNELS.add(name)
         return fn
 
     return wrap
+
+
+logger = logging.getLogger(__name__)
+_WARNED: set[str] = set()
+
+
+def over_limit(name: str, exc: LimitError, backend: WebGPUBackend, inputs: tuple, attrs: dict | None) -> Any:
+    """A GPU kernel hit a device limit (:class:`LimitError`, raised before the program was recorded): run the
+    cpu kernel on the CPU values instead (a warning, once per kernel), or, without one, raise naming the kernel."""
+    if name not in kernel_table("cpu"):
+        raise LimitError(f"webgpu kernel {name}: {exc} (and the cpu backend has no {name} kernel)") from exc
+    if name not in _WARNED:
+        _WARNED.add(name)
+        logger.warning("webgpu kernel %s runs on the CPU: %s", name, exc)
+    from .forward import forward
+
+    return forward(name, backend, inputs, attrs)
 
 
 def size_of(shape: Sequence[int]) -> int:

@@ -22,8 +22,6 @@ from .conv import geometry_params, tensor_params
 from .forward import forward
 from .fused import PLAIN, Epilogue
 
-MAX_GROUPS = 65535
-
 
 def _coords_lines(channels_last: bool, sizes: str, channels: str) -> list[str]:
     """WGSL lines splitting ``index`` into ``b``, ``p0``, ``p1`` and channel ``ch`` of a 4-D layout."""
@@ -167,7 +165,7 @@ def depthwise_backprop_filter_program(backend: WebGPUBackend, x, dy, info: ConvI
         **tensor_params("x", tuple(info.in_shape), cl),
         **tensor_params("dy", tuple(info.out_shape), cl),
     }
-    grid = (min(size, MAX_GROUPS), -(-size // MAX_GROUPS), 1)
+    grid = backend.fold(size)
     outputs = [("out", tuple(filter_shape), "float32")]
     return backend.run(
         ("depthwise_bwd_filter",), lambda: REDUCE_MAIN, [("x", x), ("dy", dy)], outputs, params, grid=grid

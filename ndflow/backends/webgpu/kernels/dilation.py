@@ -27,7 +27,6 @@ from .common import Output, WebGPUBackend, gpu_kernel, on_gpu_dtypes
 from .conv import geometry_params
 from .forward import forward
 
-MAX_GROUPS = 65535
 MIN_SAFE_F32 = "-9007199254740992.0"  # Number.MIN_SAFE_INTEGER rounded to f32
 MIN_SAFE_WIDE = "vec2<i32>(-2097152i, 1i)"  # -(2**53 - 1) as (high word, low word)
 
@@ -247,7 +246,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 """
     size = f.size
     params = {**geometry_params(info), "dl_c": x.shape[-1], "dl_batch": x.shape[0], "dl_size": size}
-    grid = (min(size, MAX_GROUPS), -(-size // MAX_GROUPS), 1)
+    grid = backend.fold(size)
     key = ("dilation2d_bwd_filter", integer, f.dtype)
     inputs_ = [("x", x), ("f", f), ("dy", dy)]
     return backend.run(key, lambda: code, inputs_, [("out", tuple(f.shape), f.dtype)], params, grid=grid)[0]

@@ -33,7 +33,6 @@ TILE_M = 64
 TILE_N = 64
 TILE_K = 16
 WORKGROUP = (16, 16, 1)
-MAX_GROUPS = 65535
 
 GEMM_MAIN = """
 const TM: i32 = 64; const TN: i32 = 64; const TK: i32 = 16;
@@ -163,9 +162,9 @@ def gemm(
         source = code + NAIVE_MAIN.format(T=compute_type)
         return backend.run(("gemm_naive", compute_type, *key), lambda: source, inputs, outputs, params)
     grid = (
-        min(-(-n // TILE_N), MAX_GROUPS),
-        min(-(-m // TILE_M), MAX_GROUPS),
-        min(batch, MAX_GROUPS),
+        min(-(-n // TILE_N), backend.max_groups),
+        min(-(-m // TILE_M), backend.max_groups),
+        min(batch, backend.max_groups),
     )
     source = code + gemm_main(compute_type, a_k_fast, b_n_fast)
     full_key = ("gemm", compute_type, a_k_fast, b_n_fast, *key)

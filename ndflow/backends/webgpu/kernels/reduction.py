@@ -228,8 +228,7 @@ def tree_workgroup(n: int) -> int:
 
 
 def _grid(groups: int, backend: WebGPUBackend) -> tuple[int, int, int]:
-    limit = backend.gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    return (min(groups, limit), -(-groups // limit), 1)
+    return backend.fold(groups)
 
 
 def _pass(

@@ -82,8 +82,7 @@ def _gather(
     total = rows * nseg * inner
     params = {"nseg": nseg, "inner": inner, "n": n, "total": total}
     groups = -(-total // 64)
-    limit = backend.gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    grid = (min(groups, limit), -(-groups // limit), 1) if total else (0, 1, 1)
+    grid = backend.fold(groups) if total else (0, 1, 1)
     return backend.run(key, lambda: body + MAIN, inputs, [("out", out_shape, out_dtype)], params, grid=grid)[0]
 
 
