@@ -74,6 +74,11 @@ class Backend:
         only through the methods above."""
         return None
 
+    def graph_capture(self, program: Any) -> Any | None:
+        """A runner replaying graph-model ``program`` as a device graph (CUDA graphs on torch-CUDA: its ``run``
+        takes ``Program.run``'s arguments), or None where the backend has none (the default)."""
+        return None
+
     def memory(self) -> dict[str, Any]:
         """Backend-specific memory fields, merged into ``nf.memory()``."""
         return {"unreliable": False, "reasons": []}

@@ -18,7 +18,8 @@ __all__ = ["FALLBACKS", "TorchBackend", "device", "load"]
 def load() -> type:
     """Import torch and register the torch kernels; the backend class."""
     importlib.import_module(f"{__name__}.kernels")  # registers the kernels
-    return importlib.import_module(f"{__name__}.backend").TorchBackend
+    cls = importlib.import_module(f"{__name__}.backend").TorchBackend
+    return importlib.import_module(f"{__name__}.cuda_graph").install(cls)  # graph models as CUDA graphs
 
 
 def __getattr__(name: str) -> Any:

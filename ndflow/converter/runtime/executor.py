@@ -89,7 +89,9 @@ class GraphExecutor:
         return self.parent.functions if self.parent is not None else self._functions
 
     def dispose(self) -> None:
-        """Free every weight (and the unoptimized graph's)."""
+        """Free every weight and captured device graph (and the unoptimized graph's)."""
+        for program in self._programs.values():
+            program.dispose_graphs()
         forget_constants(self._weights.values())
         for t in self._weights.values():
             t.dispose()
@@ -214,7 +216,8 @@ class GraphExecutor:
         ctx = ExecutionContext(self.weights, functions=self.functions, resources=self.resources)
         feeds = {output_name(name): t for name, t in inputs.items()}
         keep_ids = {t.id for t in inputs.values()} | self.weight_ids
-        return program.run(feeds, [output_name(n) for n in outputs], ctx, keep_ids)
+        runner = program.graph_runner()  # a static plan may replay as a device graph (CUDA graphs)
+        return (runner or program).run(feeds, [output_name(n) for n in outputs], ctx, keep_ids)
 
     # -- execute_async (dynamic schedule) --------------------------------------------------------
     async def execute_async(self, inputs: Mapping[str, Tensor], outputs: Sequence[str] | None = None) -> list[Tensor]:

@@ -96,6 +96,23 @@ class Program:
         self.shapes = ShapeCache.build(
             [step[1].op for step in steps], [step[2] for step in steps], [step[3] for step in steps], constant, freed
         )
+        self.device_graph: tuple[Any, Any] | None = None  # (backend, its graph_capture runner or None)
+
+    def graph_runner(self) -> Any:
+        """The active backend's device-graph runner for this program (``Backend.graph_capture``: CUDA graphs on
+        torch-CUDA), or None; a runner of a backend no longer active is freed."""
+        backend = ENGINE.backend
+        held = self.device_graph
+        if held is None or held[0] is not backend:
+            self.dispose_graphs()
+            held = self.device_graph = (backend, backend.graph_capture(self))
+        return held[1]
+
+    def dispose_graphs(self) -> None:
+        """Free the device graphs captured for this program."""
+        held, self.device_graph = self.device_graph, None
+        if held is not None and held[1] is not None:
+            held[1].dispose()
 
     def _values(self, feeds: Mapping[tuple[str, int], Tensor]) -> list[Any]:
         """The slot list of a run: the weights, and ``feeds`` ((node, output index) -> Tensor) in their slots."""
