@@ -105,7 +105,10 @@ for _namespace in ops.NAMESPACES & ops.families.keys():
 
 def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: object = None) -> TensorBuffer:
     """A mutable ``TensorBuffer`` to fill and turn into a tensor with ``to_tensor()``."""
-    return TensorBuffer(shape, dtype, values)
+    from .ops.convert import check_shape, to_array
+
+    shape, dtype = check_shape(shape, "buffer"), dtypes.check_dtype(dtype, "buffer")
+    return TensorBuffer(shape, dtype, None if values is None else to_array(values, dtype, "buffer"))
 
 
 # Loaded on first access (PEP 562), so that `import ndflow` stays light: name -> (submodule, attribute or None

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import io, ops
+from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from ..io.model_json import is_graph_topology
 from . import mappers  # noqa: F401  (importing it registers every op mapper)
@@ -117,6 +118,11 @@ class GraphModel:
             signature = metadata["signature"]
         if metadata.get("structuredOutputKeys") is not None:
             self.structured_output_keys = list(metadata["structuredOutputKeys"])
+        versions = topology.get("versions") or {}
+        if not isinstance(versions, Mapping):
+            raise ValueError(f"{source}: modelTopology.versions must be an object, got {type(versions).__name__}")
+        if not topology.get("node"):
+            raise ValueError(f"{source}: the graph has no nodes")
         graph = build_graph(topology, signature)
         specs = artifacts.weight_specs or []
         names = [spec["name"] for spec in specs]
@@ -130,9 +136,26 @@ class GraphModel:
             init_outputs = _initializer_output_names(init_graph, artifacts.initializer_signature)
             validate(init_graph, names, f"{source} (modelInitializer)", init_outputs)
         weights = io.decode_weights(artifacts.weight_data or b"", specs) if specs else {}
+        try:
+            self._build(artifacts, signature, versions, graph, weights, init_graph)
+        except BaseException:
+            ENGINE.dispose(list(weights.values()))  # a failed load keeps no tensor
+            self.executor = self.initializer = None
+            raise
+        return True
+
+    def _build(
+        self,
+        artifacts: io.ModelArtifacts,
+        signature: Any,
+        versions: Mapping[str, Any],
+        graph: Graph,
+        weights: dict[str, Tensor],
+        init_graph: Graph | None,
+    ) -> None:
+        """The executors (and optimized graph, and initializer) of checked artifacts and decoded weights."""
         self.artifacts = artifacts
         self.signature = dict(signature) if signature is not None else None
-        versions = topology.get("versions") or {}
         self.version = f"{_js(versions.get('producer'))}.{_js(versions.get('minConsumer'))}"
         self.executor = self._make_executor(graph, weights)
         if optimize_enabled(self.load_options.get("optimize")):
@@ -143,7 +166,6 @@ class GraphModel:
             self.initializer.weights = weights
             self.initializer.resources = self.executor.resources
             self.initializer_signature = artifacts.initializer_signature
-        return True
 
     def _make_executor(self, graph: Graph, weights: dict[str, Tensor]) -> GraphExecutor:
         executor = GraphExecutor(graph)

@@ -54,6 +54,9 @@ def from_numpy(np_dtype: np.dtype) -> str:
 
 def upcast_type(a: str, b: str) -> str:
     """The dtype two dtypes meet at, as TF.js's ``upcastType``."""
+    for name, d in (("a", a), ("b", b)):
+        if not isinstance(d, str) or (d not in _RANK and d != string):
+            raise TypeError(f"upcast_type: argument '{name}' must be a dtype ({', '.join(_RANK)}, {string}), got {d!r}")
     if a == b:
         return a
     if a == string or b == string:

@@ -146,8 +146,11 @@ def irfft(input: Any) -> Tensor:  # noqa: A002
 
 def enclosing_power_of_two(value: float) -> int:
     """The power of two ``2 ** ceil(log2(value))`` (TF.js's formula; 0 for 0)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) or value < 0:
-        raise ValueError(f"enclosing_power_of_two: argument 'value' must be a non-negative number, got {value!r}")
+    number = not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating)
+    if not number or not 0 <= value < math.inf:
+        raise ValueError(
+            f"enclosing_power_of_two: argument 'value' must be a finite non-negative number, got {value!r}"
+        )
     if value == 0:
         return 0
     return int(math.floor(2 ** math.ceil(math.log(value) / math.log(2.0))))

@@ -159,24 +159,27 @@ def scalar_like(x: Any, other: Tensor) -> Tensor:
 def binary_inputs(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor, list[Tensor]]:
     """Both operands as tensors of one dtype; also the temporaries made here (to dispose after)."""
     temps: list[Tensor] = []
-    if not isinstance(a, Tensor):
-        a = scalar_like(a, b) if isinstance(a, _SCALARS) and isinstance(b, Tensor) else to_tensor(a, "a", op)
-        temps.append(a)
-    if not isinstance(b, Tensor):
-        b = scalar_like(b, a) if isinstance(b, _SCALARS) else to_tensor(b, "b", op)
-        temps.append(b)
-    if a.dtype != b.dtype:
-        try:
-            dtype = upcast_type(a.dtype, b.dtype)
-        except TypeError:
-            ENGINE.dispose(temps)
-            raise TypeError(f"{op}: cannot combine dtypes {a.dtype} and {b.dtype}") from None
-        if a.dtype != dtype:
-            a = ENGINE.run_kernel(kn.Cast, (a,), {"dtype": dtype})
+    try:
+        if not isinstance(a, Tensor):
+            a = scalar_like(a, b) if isinstance(a, _SCALARS) and isinstance(b, Tensor) else to_tensor(a, "a", op)
             temps.append(a)
-        if b.dtype != dtype:
-            b = ENGINE.run_kernel(kn.Cast, (b,), {"dtype": dtype})
+        if not isinstance(b, Tensor):
+            b = scalar_like(b, a) if isinstance(b, _SCALARS) else to_tensor(b, "b", op)
             temps.append(b)
+        if a.dtype != b.dtype:
+            try:
+                dtype = upcast_type(a.dtype, b.dtype)
+            except TypeError:
+                raise TypeError(f"{op}: cannot combine dtypes {a.dtype} and {b.dtype}") from None
+            if a.dtype != dtype:
+                a = ENGINE.run_kernel(kn.Cast, (a,), {"dtype": dtype})
+                temps.append(a)
+            if b.dtype != dtype:
+                b = ENGINE.run_kernel(kn.Cast, (b,), {"dtype": dtype})
+                temps.append(b)
+    except BaseException:
+        ENGINE.dispose(temps)
+        raise
     return a, b, temps
 
 
@@ -205,11 +208,25 @@ def normalize_axis(axis: Any, rank: int, op: str, arg: str = "axis") -> int:
     return int(axis) % rank
 
 
+def int_list(value: Any, op: str, arg: str, scalar_ok: bool = False) -> list[int]:
+    """A list (or tuple or 1-D array) of ints, or a TypeError naming op and argument; never iterates a Tensor
+    (iterating one makes a tensor per element, which would leak when the op then raises)."""
+    if scalar_ok and isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return [int(value)]
+    if isinstance(value, Tensor) or not isinstance(value, list | tuple | np.ndarray):
+        raise TypeError(f"{op}: argument '{arg}' must be a list of ints, got {type(value).__name__}")
+    items = list(value)
+    for v in items:
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            raise TypeError(f"{op}: argument '{arg}' must hold ints, got {items!r}")
+    return [int(v) for v in items]
+
+
 def normalize_axes(axis: Any, rank: int, op: str) -> tuple[int, ...]:
     """``None`` -> every axis; an int or a list -> sorted, unique, non-negative axes."""
     if axis is None:
         return tuple(range(rank))
-    axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
+    axes = int_list(axis, op, "axis", scalar_ok=True)
     out = sorted({normalize_axis(a, rank, op) for a in axes})
     if len(out) != len(axes):
         raise ValueError(f"{op}: argument 'axis' {list(axes)} has duplicate axes")

@@ -11,7 +11,7 @@ from ..core.dispatch import compiled
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import converted, normalize_axes, normalize_axis
+from .convert import converted, int_list, normalize_axes, normalize_axis
 
 
 def cast(x: Any, dtype: str) -> Tensor:
@@ -58,6 +58,7 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
         if perm is None:
             perm = tuple(reversed(range(t.rank)))
         else:
+            perm = int_list(perm, "transpose", "perm")
             if len(perm) != t.rank:
                 raise ValueError(f"transpose: argument 'perm' {list(perm)} must have length {t.rank} (the rank)")
             perm = tuple(normalize_axis(p, t.rank, "transpose", "perm") for p in perm)

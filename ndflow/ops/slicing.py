@@ -11,20 +11,17 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
-from .convert import converted, converted_list, normalize_axis
+from .convert import converted, converted_list, int_list, normalize_axis
 
 
 def slice(x: Any, begin: int | Sequence[int], size: int | Sequence[int] | None = None) -> Tensor:  # noqa: A001
     """The block starting at ``begin`` of extent ``size`` (-1: to the end of that axis)."""
+    begin = int_list(begin, "slice", "begin", scalar_ok=True)
+    size = None if size is None else int_list(size, "slice", "size", scalar_ok=True)
     with converted(x, "x", "slice") as t:
         rank = t.rank
-        begin = [begin] + [0] * (rank - 1) if isinstance(begin, int) else list(begin)
         if size is None:
             size = [-1] * rank
-        elif isinstance(size, int):
-            size = [size] + [-1] * (rank - 1)
-        else:
-            size = list(size)
         if len(begin) < rank:
             begin += [0] * (rank - len(begin))
         if len(size) < rank:
@@ -56,7 +53,8 @@ def strided_slice(
 ) -> Tensor:
     """Strided slicing with TF's bit masks (what ``x[1:, ::2, None, ...]`` compiles to)."""
     attrs = {
-        "begin": list(begin), "end": list(end), "strides": list(strides) if strides is not None else None,
+        "begin": int_list(begin, "strided_slice", "begin"), "end": int_list(end, "strided_slice", "end"),
+        "strides": int_list(strides, "strided_slice", "strides") if strides is not None else None,
         "begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
         "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask,
     }  # fmt: skip

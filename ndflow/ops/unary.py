@@ -257,6 +257,7 @@ def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tenso
     if lo == hi:  # as TF.js: a tensor filled with the bound (NaN included), no kernel
         t = to_tensor(x, "x", "clip_by_value")
         try:
+            t.throw_if_disposed("'x' of clip_by_value")
             if not ENGINE.prod and t.dtype not in REAL:
                 raise dtype_error("clip_by_value", "x", REAL, f"a {t.dtype} tensor")
             value = _stored(lo, t.dtype)

@@ -29,7 +29,9 @@ def parse_input(ref: str) -> tuple[str, int, bool]:
     # Names like "while/Merge:output:0" (function outputs) keep their last number as the index.
     if index and ":" in index:
         index = index.rsplit(":", 1)[1]
-    return name, int(index) if index.isdigit() else 0, control
+    if index and not (index.isascii() and index.isdigit()):
+        raise ValueError(f"graph model: tensor name {ref!r} has an invalid output index {index!r} (want an int >= 0)")
+    return name, int(index) if index else 0, control
 
 
 @dataclass
@@ -49,10 +51,21 @@ class Node:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Node:
         if "name" not in d or "op" not in d:
-            raise ValueError(f"graph model: a node needs 'name' and 'op', got keys {sorted(d)}")
+            raise ValueError(f"graph model: a node needs 'name' and 'op', got keys {sorted(map(str, d))}")
+        node = d["name"]
+        if not isinstance(node, str) or not node:
+            raise ValueError(f"graph model: a node's 'name' must be a non-empty string, got {node!r}")
+        for key, kind, types in (("op", "a string", str), ("input", "a list", list), ("attr", "an object", dict)):
+            if key in d and not isinstance(d[key], types) or key == "op" and not d[key]:
+                raise ValueError(f"graph model: node '{node}': '{key}' must be {kind}, got {d[key]!r:.80}")
         inputs, controls = [], []
         for ref in d.get("input", []):
-            name, index, control = parse_input(ref)
+            if not isinstance(ref, str):
+                raise ValueError(f"graph model: node '{node}': inputs must be strings, got {ref!r:.80}")
+            try:
+                name, index, control = parse_input(ref)
+            except ValueError as exc:
+                raise ValueError(f"graph model: node '{node}': {str(exc).removeprefix('graph model: ')}") from None
             (controls.append(name) if control else inputs.append((name, index)))
         return cls(d["name"], d["op"], inputs, controls, dict(d.get("attr", {})), d.get("device", ""))
 
