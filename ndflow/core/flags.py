@@ -155,3 +155,5 @@ def env() -> Environment:
 _ENV.register_flag("IS_TEST", lambda: False)
 _ENV.register_flag("CHECK_COMPUTATION_FOR_ERRORS", lambda: True)
 _ENV.register_flag("DEPRECATION_WARNINGS_ENABLED", lambda: True)
+#: The most bytes one weight may take, in a loaded manifest or a layer's add_weight (untrusted model files).
+_ENV.register_flag("MAX_WEIGHT_BYTES", lambda: 4 * 1024**3)

@@ -3,7 +3,8 @@
 Loading takes a folder (its ``model.json``) or the path of a model.json; weight files are read only from the
 folder that holds the model.json: a manifest path that would leave it (``..``, absolute, a URL, a symlink
 pointing out) raises a ValueError before anything is read. Saving takes a folder (created when missing) or a
-``.json`` file path and writes the model.json beside ``group1-shard{i}of{n}.bin`` shards of at most 4 MiB.
+``.json`` file path and writes the model.json beside ``group1-shard{i}of{n}.bin`` shards of at most 4 MiB,
+durably (``durable.py``: temporary files, fsync, renames with model.json last, old shards removed after).
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .handlers import check_group_data, check_weight_path, register_load_router, register_save_router, url_scheme
+from .durable import save_model_files
+from .handlers import (
+    check_group_data,
+    check_group_sizes,
+    check_weight_path,
+    register_load_router,
+    register_save_router,
+    url_scheme,
+)
 from .model_json import artifacts_for_model_json, dumps_model_json, model_json_for_artifacts, parse_model_json
 from .types import ModelArtifacts, SaveResult, concatenate_buffers, model_artifacts_info
 from .weights import DEFAULT_SHARD_SIZE_BYTES, shard_weights, weights_byte_length
@@ -87,6 +96,8 @@ class FileSystem:
             return artifacts_for_model_json(model_json)
         folder = os.path.dirname(os.path.abspath(json_path))
         files = [[resolve_in_folder(folder, p, json_path) for p in g["paths"]] for g in manifest]  # before any read
+        for i, group in enumerate(manifest):  # sizes against the specs, also before any read
+            check_group_sizes(i, group, [os.stat(full).st_size for full in files[i]], json_path)
         total = sum(len(g) for g in files) or 1
         specs, parts, done = [], [], 0
         for i, group in enumerate(manifest):
@@ -104,7 +115,9 @@ class FileSystem:
         return artifacts_for_model_json(model_json, specs, b"".join(parts))
 
     def save(self, artifacts: ModelArtifacts) -> SaveResult:
-        """Write model.json and ``group1-shard{i}of{n}.bin`` files (folder created when missing)."""
+        """Write model.json and ``group1-shard{i}of{n}.bin`` files (folder created when missing), durably: a killed
+        or failed save leaves the previous model or the new one (see ``durable``); shards get a ``.<8 hex>``
+        suffix where a file of the plain name is already in the folder."""
         if isinstance(artifacts, Mapping):
             artifacts = ModelArtifacts.from_dict(artifacts)
         if self.path.lower().endswith(".json"):
@@ -120,13 +133,14 @@ class FileSystem:
             if need != len(data):
                 raise ValueError(f"weight data to save has {len(data)} bytes but its specs describe {need}")
             manifest, files = shard_weights(artifacts.weight_specs, data, self.shard_size_bytes)
-        model_json = model_json_for_artifacts(artifacts, manifest)
-        os.makedirs(folder, exist_ok=True)
-        for name, shard in files.items():
-            with open(os.path.join(folder, name), "wb") as f:
-                f.write(shard)
-        with open(os.path.join(folder, json_name), "w", encoding="utf-8") as f:
-            f.write(dumps_model_json(model_json))
+
+        def make_json(names: dict[str, str]) -> str:
+            renamed = None
+            if manifest is not None:
+                renamed = [{**g, "paths": [names[p] for p in g["paths"]]} for g in manifest]
+            return dumps_model_json(model_json_for_artifacts(artifacts, renamed))
+
+        save_model_files(folder, json_name, files, make_json)
         return SaveResult(model_artifacts_info=model_artifacts_info(artifacts))
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from ..core.tensor import Tensor
 from .types import IOHandler, LoadHandler, ModelArtifacts, SaveHandler, SaveResult, WeightsManifestGroup
-from .weights import arrays_to_tensors, decode_arrays, weight_byte_length, weights_byte_length
+from .weights import arrays_to_tensors, decode_arrays, group_byte_range, weight_byte_length, weights_byte_length
 
 __all__ = [
-    "IOHandler", "LoadHandler", "ModelArtifacts", "SaveHandler", "SaveResult", "check_group_data",
+    "IOHandler", "LoadHandler", "ModelArtifacts", "SaveHandler", "SaveResult", "check_group_data", "check_group_sizes",
     "check_weight_path", "get_load_handlers", "get_save_handlers", "load_weights", "register_load_router",
     "register_save_router", "resolve_load_handler", "resolve_save_handler", "weights_loader_factory",
 ]  # fmt: skip
@@ -123,16 +123,52 @@ def check_group_data(group_index: int, group: WeightsManifestGroup, data: bytes,
         )
 
 
+def check_group_sizes(
+    group_index: int,
+    group: WeightsManifestGroup,
+    sizes: Sequence[int | None],
+    source: str = "model.json",
+) -> None:
+    """Before any read: raise a ValueError naming the shard files, their sizes and the size the specs describe
+    when a group's files (their sizes from ``os.stat`` or ``Content-Length``; None when unknown) cannot hold
+    exactly its weights."""
+    low, high = group_byte_range(group["weights"])
+    paths = list(group["paths"])
+    known = [(p, n) for p, n in zip(paths, sizes, strict=False) if n is not None]
+    where = f"{source}: weights group {group_index + 1}"
+    expected = f"{low} bytes" if high is not None else f"at least {low} bytes"
+    for path, n in known:  # one shard alone larger than the whole group
+        if high is not None and n > high:
+            raise ValueError(
+                f"{where}: weight file {path!r} has {n} bytes, but the weight specs of its group describe {expected} "
+                "in all; refusing to read it"
+            )
+    if len(known) == len(paths):
+        total = sum(n for _, n in known)
+        if total < low or (high is not None and total != high):
+            files = ", ".join(f"{p!r} ({n} bytes)" for p, n in known) or "no files"
+            specs = group["weights"]
+            names = ", ".join(f"'{w['name']}' (shape {list(w['shape'])}, {w['dtype']})" for w in specs[:3])
+            more = f" and {len(specs) - 3} more" if len(specs) > 3 else ""
+            raise ValueError(
+                f"{where}: weight files {files} hold {total} bytes, but the weight specs ({names}{more}) describe "
+                f"{expected}; refusing to read them"
+            )
+
+
 # -- loading weights from a manifest -----------------------------------------------------------------
 
 FetchWeights = Callable[[list[str]], Sequence[bytes]]
+FetchSizes = Callable[[list[str]], Sequence[int | None]]
 
 
 def weights_loader_factory(
     fetch_weights: FetchWeights,
+    fetch_sizes: FetchSizes | None = None,
 ) -> Callable[..., dict[str, Tensor]]:
     """A ``load(manifest, file_path_prefix='', weight_names=None)`` that fetches shards with ``fetch_weights(urls)``
-    and decodes only the groups (and weights) asked for (TF.js ``weightsLoaderFactory``)."""
+    and decodes only the groups (and weights) asked for (TF.js ``weightsLoaderFactory``); ``fetch_sizes(urls)``
+    (sizes, None when unknown) lets the shard sizes be compared with the specs before anything is read."""
 
     def load(
         manifest: Sequence[WeightsManifestGroup], file_path_prefix: str = "", weight_names: Sequence[str] | None = None
@@ -156,6 +192,12 @@ def weights_loader_factory(
                 urls.append(
                     file_path_prefix + ("" if not file_path_prefix or file_path_prefix.endswith("/") else "/") + clean
                 )
+        if fetch_sizes is not None:
+            sizes, start = list(fetch_sizes(urls)), 0
+            for i in groups:
+                n = len(manifest[i]["paths"])
+                check_group_sizes(i, manifest[i], sizes[start : start + n], "weights manifest")
+                start += n
         buffers = list(fetch_weights(urls))
         if len(buffers) != len(urls):
             raise ValueError(f"fetch_weights returned {len(buffers)} buffers for {len(urls)} weight files")
@@ -186,7 +228,7 @@ def load_weights(
 ) -> dict[str, Tensor]:
     """Load (some of) a manifest's weights from shard files under ``file_path_prefix`` (a folder, ``file://`` or an
     ``http(s)://`` URL) to a dict name -> Tensor (TF.js ``io.loadWeights``)."""
-    from .file_system import read_files_in_folder
+    from .file_system import read_files_in_folder, resolve_in_folder
     from .http import fetch_bytes
 
     scheme = url_scheme(file_path_prefix or "")
@@ -200,4 +242,11 @@ def load_weights(
         rel = [u[len(file_path_prefix) :].lstrip("/") for u in urls]
         return read_files_in_folder(folder or ".", rel)
 
-    return weights_loader_factory(fetch)(manifest, file_path_prefix, weight_names)
+    def sizes(urls: list[str]) -> list[int | None]:
+        if scheme in ("http", "https"):
+            return [None] * len(urls)
+        folder = file_path_prefix[len("file://") :] if file_path_prefix.startswith("file://") else file_path_prefix
+        rel = [u[len(file_path_prefix) :].lstrip("/") for u in urls]
+        return [os.stat(resolve_in_folder(folder or ".", r)).st_size for r in rel]
+
+    return weights_loader_factory(fetch, sizes)(manifest, file_path_prefix, weight_names)

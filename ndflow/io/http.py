@@ -23,6 +23,7 @@ from typing import Any
 from .handlers import check_group_data, check_weight_path, register_load_router, register_save_router, url_scheme
 from .model_json import artifacts_for_model_json, dumps_model_json, model_json_for_artifacts, parse_model_json
 from .types import ModelArtifacts, SaveResult, concatenate_buffers, model_artifacts_info
+from .weights import group_byte_range
 
 OCTET_STREAM_MIME_TYPE = "application/octet-stream"
 JSON_TYPE = "application/json"
@@ -61,8 +62,15 @@ def parse_url(url: str) -> tuple[str, str]:
     return url[:last_slash] + "/", suffix
 
 
-def default_fetch(url: str, request_init: Mapping[str, Any] | None = None, timeout: float | None = None) -> Response:
-    """fetch() with urllib, for http(s) URLs only; an HTTP error status comes back as a Response, not raised."""
+def default_fetch(
+    url: str,
+    request_init: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    max_bytes: int | None = None,
+) -> Response:
+    """fetch() with urllib, for http(s) URLs only; an HTTP error status comes back as a Response, not raised.
+    With ``max_bytes``, a body that is larger (by its ``Content-Length``, or once that many bytes are read)
+    raises a ValueError naming the URL, its size and the limit, without reading the rest."""
     if not is_http_scheme(url):
         raise ValueError(f"refusing to fetch {url!r}: only http:// and https:// URLs are fetched")
     init = dict(request_init or {})
@@ -71,7 +79,18 @@ def default_fetch(url: str, request_init: Mapping[str, Any] | None = None, timeo
     )
     try:
         with urllib.request.urlopen(req, timeout=timeout or DEFAULT_TIMEOUT_S) as r:
-            return Response(r.status, r.read(), dict(r.headers.items()), url)
+            if max_bytes is None:
+                return Response(r.status, r.read(), dict(r.headers.items()), url)
+            length = str(r.headers.get("Content-Length") or "").strip()
+            if length.isdigit() and int(length) > max_bytes:
+                raise ValueError(
+                    f"{url}: Content-Length is {int(length)} bytes, but the weight specs describe {max_bytes}; "
+                    "refusing to read it"
+                )
+            body = r.read(max_bytes + 1)
+            if len(body) > max_bytes:
+                raise ValueError(f"{url}: the body is larger than the {max_bytes} bytes the weight specs describe")
+            return Response(r.status, body, dict(r.headers.items()), url)
     except urllib.error.HTTPError as e:
         return Response(e.code, e.read() or b"", dict(e.headers.items()) if e.headers else {}, url)
 
@@ -157,10 +176,10 @@ class HTTPRequest:
     def __repr__(self) -> str:
         return f"HTTPRequest({self.path!r})"
 
-    def _fetch(self, url: str, init: Mapping[str, Any]) -> Response:
+    def _fetch(self, url: str, init: Mapping[str, Any], max_bytes: int | None = None) -> Response:
         if self.fetch_func is not None:
             return _as_response(self.fetch_func(url, init), url)
-        return default_fetch(url, init, self.timeout)
+        return default_fetch(url, init, self.timeout, max_bytes)
 
     def save(self, artifacts: ModelArtifacts) -> SaveResult:
         """POST model.json and model.weights.bin as multipart/form-data; a non-2xx status raises."""
@@ -218,13 +237,20 @@ class HTTPRequest:
         specs, parts, done = [], [], 0
         for i, group in enumerate(manifest):
             buffers = []
+            _, most = group_byte_range(group["weights"])  # no shard may be larger than its whole group
             for path in group["paths"]:
                 url = next(urls)
-                response = self._fetch(url, self.request_init)
+                response = self._fetch(url, self.request_init, most)
                 if not response.ok:
                     raise ValueError(
                         f"{self.path}: weight file {path!r} is missing: request to {url} failed with status code "
                         f"{response.status}"
+                    )
+                length = str(response.headers.get("Content-Length") or "").strip()
+                if most is not None and length.isdigit() and int(length) > most:
+                    raise ValueError(
+                        f"{self.path}: weight file {path!r} has {int(length)} bytes (Content-Length), but the weight "
+                        f"specs of its group describe {most} bytes in all"
                     )
                 buffers.append(response.body)
                 done += 1

@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .types import ModelArtifacts, WeightData, WeightsManifestGroup
-from .weights import check_weight_spec, get_weight_specs
+from .weights import check_weight_size, check_weight_spec, get_weight_specs
+
+#: The deepest nesting of arrays/objects read from a model.json (real TF.js models nest under 20 levels).
+MAX_JSON_DEPTH = 512
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 # Keys of model.json that carry over to ModelArtifacts as they are (besides modelTopology and weights).
 _OPTIONAL_KEYS = {
@@ -65,6 +72,7 @@ def check_weights_manifest(manifest: Any, source: str = "model.json") -> list[We
             raise ValueError(f"{where}: 'weights' must be a list of weight specs, got {weights!r}")
         for j, spec in enumerate(weights):
             check_weight_spec(spec, f"{where}.weights[{j}]")
+            check_weight_size(spec, f"{where}.weights[{j}]")
             if spec["name"] in names:
                 raise ValueError(f"{source}: weight '{spec['name']}' appears twice in the weights manifest")
             names.add(spec["name"])
@@ -102,6 +110,21 @@ def parse_model_json(text: str | bytes | bytearray, source: str = "model.json") 
             text = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ValueError(f"{source} is not valid UTF-8 text: {exc}") from None
+    obj = loads_bounded(text, source)
+    return normalize_model_json(obj, source)
+
+
+def json_depth(text: str) -> int:
+    """How deeply the arrays and objects of (valid) JSON text nest; brackets inside strings do not count."""
+    stripped = _JSON_STRING.sub('""', text).encode("utf-8")
+    b = np.frombuffer(stripped, dtype=np.uint8)
+    steps = ((b == 0x5B) | (b == 0x7B)).astype(np.int32) - ((b == 0x5D) | (b == 0x7D)).astype(np.int32)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def loads_bounded(text: str, source: str = "model.json", max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` for untrusted text: a ValueError naming ``source`` when it is malformed or its arrays and
+    objects nest more than ``max_depth`` levels (never a RecursionError)."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -109,7 +132,14 @@ def parse_model_json(text: str | bytes | bytearray, source: str = "model.json") 
         if source.endswith(".pb"):
             hint = " (.pb models are not supported since TF.js 1.0: convert the model to model.json)"
         raise ValueError(f"Failed to parse model JSON {source}: {exc}{hint}") from None
-    return normalize_model_json(obj, source)
+    except RecursionError:
+        obj, depth = None, None
+    else:
+        depth = json_depth(text)
+        if depth <= max_depth:
+            return obj
+    found = f" ({depth} levels)" if depth is not None else ""
+    raise ValueError(f"{source}: the JSON nests too deeply{found}; at most {max_depth} levels are read")
 
 
 def _json_safe(obj: Any) -> Any:

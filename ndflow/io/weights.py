@@ -137,6 +137,43 @@ def weights_byte_length(specs: Sequence[WeightSpec], data: memoryview | bytes, w
     return offset
 
 
+def max_weight_bytes() -> int:
+    """The flag ``MAX_WEIGHT_BYTES``: the most bytes one weight of a loaded model may take (default 4 GiB)."""
+    from ..core.flags import env
+
+    return int(env().get_number("MAX_WEIGHT_BYTES"))
+
+
+def check_weight_size(spec: WeightSpec, where: str = "weight spec") -> int:
+    """The bytes a checked spec's weight takes at least (strings: 4 per value); ValueError naming the weight when
+    that is over ``MAX_WEIGHT_BYTES`` (so a manifest cannot ask for more than that per weight)."""
+    per_value = (
+        DTYPE_VALUE_SIZE_MAP[spec["quantization"]["dtype"]]
+        if "quantization" in spec
+        else NUM_BYTES_STRING_LENGTH
+        if spec["dtype"] == "string"
+        else DTYPE_VALUE_SIZE_MAP[spec["dtype"]]
+    )
+    nbytes = _size(spec) * per_value
+    limit = max_weight_bytes()
+    if nbytes > limit:
+        raise ValueError(
+            f"{where}: {_describe(spec)} takes {nbytes} bytes ({_size(spec)} values), over the limit of {limit} "
+            "bytes per weight (flag MAX_WEIGHT_BYTES)"
+        )
+    return nbytes
+
+
+def group_byte_range(specs: Sequence[WeightSpec]) -> tuple[int, int | None]:
+    """(fewest, most) bytes the weights of ``specs`` take, from the specs alone (quantization-aware): equal
+    unless a string weight is among them, whose size is known only from the data (then most is None)."""
+    low, exact = 0, True
+    for spec in specs:
+        low += check_weight_size(spec)
+        exact = exact and spec["dtype"] != "string"
+    return low, (low if exact else None)
+
+
 def get_weight_specs(manifest: Sequence[WeightsManifestGroup]) -> list[WeightSpec]:
     """All weight specs of a weights manifest, in order (TF.js ``getWeightSpecs``)."""
     return [spec for group in manifest for spec in group["weights"]]

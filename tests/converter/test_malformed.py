@@ -75,7 +75,7 @@ def test_weight_file_bytes_do_not_match_specs(tmp_path):
     shutil.copytree(fixture("basic").parent, folder)
     shard = folder / "group1-shard2of2.bin"
     shard.write_bytes(shard.read_bytes()[:-2])
-    with pytest.raises(ValueError, match=r"weight 'b'.*needs 8 bytes"):
+    with pytest.raises(ValueError, match=r"'group1-shard2of2.bin' \(8 bytes\).*'b'.*describe 20 bytes"):
         load_graph_model(str(folder / "model.json"))
 
 

@@ -332,7 +332,13 @@ class Layer(LayerWeightsMixin, Serializable):
         if self.built:
             return
         self.assert_input_compatibility(inputs)
-        self.build(singleton_or_list([tuple(x.shape) for x in inputs_list]))
+        try:
+            self.build(singleton_or_list([tuple(x.shape) for x in inputs_list]))
+        except BaseException:  # free the weights made before the failing one (e.g. one over MAX_WEIGHT_BYTES)
+            for weight in self.weights:
+                if not weight.is_disposed:
+                    weight.dispose()
+            raise
         self.built = True
         if self.initial_weights is not None:
             self.set_weights(self.initial_weights)

@@ -4,18 +4,72 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ...core.dtypes import BYTES_PER_ELEMENT
+from ...core.flags import env
 from ...core.tensor import Tensor
 from ...ops import clone
 from ..initializers import get_initializer
+from ..naming import get_scoped_tensor_name
 from ..regularizers import get_regularizer
 from ..utils import to_list
 from ..variables import LayerVariable, batch_set_value
+
+#: Weight name -> shape of the weights about to be loaded (set by ``expected_weight_shapes`` while a model is
+#: built from a config with weights), so a config that disagrees fails before its weights are allocated.
+_EXPECTED: contextvars.ContextVar[dict[str, tuple[int, ...]] | None] = contextvars.ContextVar(
+    "ndflow_expected_weight_shapes", default=None
+)
+
+
+@contextlib.contextmanager
+def expected_weight_shapes(specs: Sequence[Mapping[str, Any]]) -> Iterator[None]:
+    """While active, ``add_weight`` compares each weight's shape with the spec of the same name (also under the
+    TF 2.2+ ``layer/cell/weight`` name) and raises a ValueError naming the layer and weight on a mismatch."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for spec in specs:
+        name, shape = str(spec["name"]), tuple(int(d) for d in spec["shape"])
+        shapes[name] = shape
+        tokens = name.split("/")
+        if len(tokens) > 2:
+            shapes.setdefault("/".join(tokens[:-2] + tokens[-1:]), shape)
+    token = _EXPECTED.set(shapes)
+    try:
+        yield
+    finally:
+        _EXPECTED.reset(token)
+
+
+def check_weight_shape(layer: str, name: str, shape: Sequence[Any], dtype: str) -> None:
+    """Before a weight is allocated: a ValueError naming the layer and weight when its shape is not a list of
+    non-negative ints, it would take more than ``MAX_WEIGHT_BYTES``, or it disagrees with the weights being loaded."""
+    dims = list(shape)
+    if any(isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0 for d in dims):
+        raise ValueError(f"layer {layer!r}: weight {name!r} has shape {dims}; a shape must be non-negative ints")
+    size = math.prod(int(d) for d in dims)
+    nbytes = size * BYTES_PER_ELEMENT.get(dtype, 4)
+    limit = int(env().get_number("MAX_WEIGHT_BYTES"))
+    if nbytes > limit:
+        raise ValueError(
+            f"layer {layer!r}: weight {name!r} of shape {[int(d) for d in dims]} ({dtype}) would take {nbytes} bytes, "
+            f"over the limit of {limit} bytes per weight (flag MAX_WEIGHT_BYTES)"
+        )
+    expected = _EXPECTED.get()
+    if expected:
+        full = get_scoped_tensor_name(name)
+        want = expected.get(full)
+        if want is not None and want != tuple(int(d) for d in dims):
+            raise ValueError(
+                f"layer {layer!r}: weight {full!r} would have shape {[int(d) for d in dims]} by the model's config, "
+                f"but the weights manifest gives it shape {list(want)}"
+            )
 
 
 class LayerWeightsMixin:
@@ -71,8 +125,9 @@ class LayerWeightsMixin:
 
         if name in self._added_weight_names:
             raise ValueError(f"Duplicate weight name {name} for layer {self.name}")
-        self._added_weight_names.append(name)
         dtype = dtype or "float32"
+        check_weight_shape(self.name, name, shape, dtype)
+        self._added_weight_names.append(name)
         if self.fast_weight_init_during_build:
             initializer = get_initializer_func() if get_initializer_func is not None else "zeros"
         init = get_initializer("glorotUniform" if initializer is None else initializer)

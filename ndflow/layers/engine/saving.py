@@ -33,6 +33,7 @@ from ...io import (
 )
 from ...io.model_json import is_graph_topology
 from .container import deserialize_layer
+from .layer_weights import expected_weight_shapes
 from .models import LayersModel
 
 #: ``format`` of a layers model's model.json.
@@ -207,8 +208,10 @@ def load_layers_model(
         )
     fast_weight_init = has_weights and bool(strict)
     before = {id(v) for v in ENGINE.variables.values()}
+    model_specs = [s for s in artifacts.weight_specs or [] if s.get("group") != OPTIMIZER_WEIGHT_GROUP]
     try:
-        model = deserialize_layer(topology, custom_objects, fast_weight_init)
+        with expected_weight_shapes(model_specs if has_weights else []):  # config vs manifest before allocating
+            model = deserialize_layer(topology, custom_objects, fast_weight_init)
     except BaseException:  # free the weights of the layers built before the failing one (e.g. an unknown class)
         for v in [v for v in ENGINE.variables.values() if id(v) not in before]:
             ENGINE.dispose_variable(v)
