@@ -6,6 +6,10 @@ measurement: ``memory()``, ``time()``, ``profile()`` and the observed kernel pat
 (core/measurement.py). The engine itself keeps the backends, tensors' creation and disposal, the gradient tape,
 scopes and variables.
 
+Scopes are per thread (docs/threads.md): the thread that made the engine (the owner, usually the main thread)
+keeps its scope stack in slots, which the compiled dispatch reads directly; every other thread keeps its stack
+in a ``threading.local``. ``active_scope`` and ``_scopes`` read the calling thread's.
+
 One global :data:`ENGINE`, like TF.js's ``ENGINE``. Everything that creates or frees a tensor
 goes through it. Backends own the values and the reference counts of data; the engine counts
 tensors, buffers and bytes, and knows which backend holds each data id.
@@ -19,6 +23,7 @@ import logging
 import math
 import os
 import threading
+from _thread import get_ident
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +66,14 @@ class Scope:
         self.id = scope_id
 
 
+class _ThreadScopes(threading.local):
+    """The scope stack of a thread other than the engine's owner."""
+
+    def __init__(self) -> None:
+        self.scopes: list[Scope] = []
+        self.active: Scope | None = None
+
+
 # Held while a backend is chosen or created (re-entrant: choosing creates). Off the dispatch path.
 _BACKEND_LOCK = threading.RLock()
 
@@ -70,7 +83,8 @@ class Engine(KernelDispatch, DirectPath, Measurement):
     __slots__ = (
         "_factories", "_instances", "_backend", "_kernels", "_direct_all", "_direct", "backend_name",
         "num_tensors", "num_string_tensors", "num_data_buffers", "num_bytes", "_data",
-        "_scopes", "active_scope", "_next_scope_id", "_tensor_ids", "_next_tensor_id", "_next_variable_id",
+        "_owner", "_owner_scopes", "_owner_scope", "_local", "_next_scope_id", "_tensor_ids", "_next_tensor_id",
+        "_next_variable_id",
         "variables", "debug", "prod", "_profiles", "_slow", "gradient_depth", "kernel_depth", "tape",
         "_next_node_id", "tracker", "_leak_records", "_track_flag", "_forced_tracking", "_calls",
     )  # fmt: skip
@@ -92,8 +106,12 @@ class Engine(KernelDispatch, DirectPath, Measurement):
         self.num_bytes = 0
         self._data: dict[int, DataInfo] = {}
 
-        self._scopes: list[Scope] = []
-        self.active_scope: Scope | None = None
+        # Scopes: the owner thread's stack and active scope in slots (compiled dispatch reads ``_owner_scope``
+        # when it runs on the owner thread), other threads' in ``_local``.
+        self._owner = get_ident()
+        self._owner_scopes: list[Scope] = []
+        self._owner_scope: Scope | None = None
+        self._local = _ThreadScopes()
         self._next_scope_id = itertools.count(1).__next__
         self._tensor_ids = itertools.count(0)
         self._next_tensor_id = self._tensor_ids.__next__
@@ -402,19 +420,42 @@ class Engine(KernelDispatch, DirectPath, Measurement):
             self.tape.append(TapeNode(self._next_node_id(), "Identity", (t,), [clone], None, [], grad_identity))
 
     # -- scopes ----------------------------------------------------------------------------------
+    @property
+    def active_scope(self) -> Scope | None:
+        """The calling thread's innermost scope (None outside every scope)."""
+        if get_ident() == self._owner:
+            return self._owner_scope
+        return self._local.active
+
+    @property
+    def _scopes(self) -> list[Scope]:
+        """The calling thread's scope stack, outermost first."""
+        return self._owner_scopes if get_ident() == self._owner else self._local.scopes
+
     def start_scope(self, name: str | None = None) -> Scope:
         scope = Scope(name, self._next_scope_id())
-        self._scopes.append(scope)
-        self.active_scope = scope
+        if get_ident() == self._owner:
+            self._owner_scopes.append(scope)
+            self._owner_scope = scope
+        else:
+            local = self._local
+            local.scopes.append(scope)
+            local.active = scope
         return scope
 
     def end_scope(self, result: Any = None) -> None:
         survivors = list(walk_tensors(result))
         keep_ids = {t.id for t in survivors}
-        scope = self._scopes.pop()
-        self.active_scope = self._scopes[-1] if self._scopes else None
+        if get_ident() == self._owner:
+            stack = self._owner_scopes
+            scope = stack.pop()
+            parent = self._owner_scope = stack[-1] if stack else None
+        else:
+            local = self._local
+            stack = local.scopes
+            scope = stack.pop()
+            parent = local.active = stack[-1] if stack else None
         compiled.scope_disposer(self._dispose_scope)(scope.track, keep_ids)
-        parent = self.active_scope
         for t in survivors:
             if not t.kept and t.scope_id == scope.id and not isinstance(t, Variable):
                 t.scope_id = parent.id if parent is not None else 0
@@ -504,8 +545,9 @@ class Engine(KernelDispatch, DirectPath, Measurement):
         self._direct_all = _NO_DIRECT
         self.num_tensors = self.num_string_tensors = self.num_data_buffers = self.num_bytes = 0
         self._data.clear()
-        self._scopes.clear()
-        self.active_scope = None
+        self._owner_scopes.clear()
+        self._owner_scope = None
+        self._local = _ThreadScopes()
         self.variables.clear()
         self.gradient_depth = self.kernel_depth = 0
         self.tape = None

@@ -20,6 +20,7 @@ __all__ = ["FORWARDED", "GPU_KERNELS", "NoAdapterError", "WebGPUBackend", "devic
 def load() -> type:
     """Register the webgpu kernels; the backend class."""
     importlib.import_module(f"{__name__}.kernels")
+    importlib.import_module(f"{__name__}.serial").lock_kernels()  # one thread at a time in the backend
     return _backend.WebGPUBackend
 
 

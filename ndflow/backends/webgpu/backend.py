@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from ...core.flags import env
 from .buffers import BufferPool, max_binding_bytes
 from .device import open_gpu
 from .program import GPU_DTYPES, Param, build_source, pack_params, param_layout
+from .serial import serialized
 
 env().register_flag("WEBGPU_FLOAT16", lambda: False)
 env().register_flag("WEBGPU_USE_SHAPES_UNIFORMS", lambda: True)
@@ -100,6 +102,7 @@ class WebGPUBackend(RefCountedStore, Backend):
         import wgpu
 
         self.wgpu = wgpu
+        self.lock = threading.RLock()  # one thread at a time (serial.py)
         self.gpu = open_gpu()
         self.device = self.gpu.device
         self.queue = self.device.queue
@@ -192,20 +195,24 @@ class WebGPUBackend(RefCountedStore, Backend):
         return f"{len(FORWARDED)} of them run by the cpu kernels; wgpu {self.wgpu.__version__} on {self.gpu.name}"
 
     # -- data store ------------------------------------------------------------------------------
+    @serialized
     def write(self, values: Any, shape: tuple[int, ...], dtype: str) -> int:
         data_id = new_data_id()
         self.data[data_id] = Record(_as_numpy(values, shape, dtype), None, 1, tuple(shape), dtype)
         return data_id
 
+    @serialized
     def store(self, array: np.ndarray, dtype: str) -> int:
         """Keep CPU values computed by a kernel (already of ``dtype``'s numpy type)."""
         data_id = new_data_id()
         self.data[data_id] = Record(array, None, 1, tuple(array.shape), dtype)
         return data_id
 
+    @serialized
     def move(self, data_id: int, values: Any, shape: tuple[int, ...], dtype: str, ref_count: int) -> None:
         self.data[data_id] = Record(_as_numpy(values, shape, dtype), None, ref_count, tuple(shape), dtype)
 
+    @serialized
     def read_sync(self, data_id: int) -> np.ndarray:
         record = self.data[data_id]
         if record.values is None:
@@ -227,6 +234,7 @@ class WebGPUBackend(RefCountedStore, Backend):
                 self.pool.release(staging)
         return record.values
 
+    @serialized
     def _start_read(self, record: Record) -> tuple[Any, int]:
         size = math.prod(record.shape)
         nbytes = size * (2 if record.f16 else 4)
@@ -237,6 +245,7 @@ class WebGPUBackend(RefCountedStore, Backend):
         self.flush()
         return staging, nbytes
 
+    @serialized
     def _finish_read(self, record: Record, staging: Any, nbytes: int) -> np.ndarray:
         raw = staging.read_mapped(0, max(16, (nbytes + 15) & ~15)) if nbytes else b""
         stored = np.float16 if record.f16 else (np.float32 if record.dtype == "float32" else np.int32)
@@ -249,6 +258,7 @@ class WebGPUBackend(RefCountedStore, Backend):
             flat = flat.astype(NUMPY_DTYPE[record.dtype])
         return flat.reshape(record.shape)
 
+    @serialized
     def release_record(self, record: Record) -> None:
         """A freed record's GPU buffer goes back to the pool."""
         if record.buffer is not None:
@@ -308,6 +318,7 @@ class WebGPUBackend(RefCountedStore, Backend):
             self.encoder = self.device.create_command_encoder()
         return self.encoder
 
+    @serialized
     def flush(self) -> None:
         """Submit the recorded commands; buffers freed meanwhile return to the pool."""
         if self.encoder is not None:
@@ -325,6 +336,7 @@ class WebGPUBackend(RefCountedStore, Backend):
                 buffer.destroy()
             self._retired.clear()
 
+    @serialized
     def synchronize(self) -> None:
         """Submit and wait until the GPU finished everything."""
         staging = self.pool.acquire(16, self.read_usage)  # mapping waits for all earlier submissions
@@ -335,6 +347,7 @@ class WebGPUBackend(RefCountedStore, Backend):
         self.pool.release(staging)
 
     # -- programs --------------------------------------------------------------------------------
+    @serialized
     def run(
         self,
         key: tuple,
@@ -498,6 +511,7 @@ class WebGPUBackend(RefCountedStore, Backend):
         self.synchronize()
         return {"kernel_ms": (time.perf_counter() - start) * 1000.0}
 
+    @serialized
     def dispose(self) -> None:
         self.flush()
         self._bind_groups.clear()

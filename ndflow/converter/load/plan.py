@@ -151,6 +151,8 @@ def _nodes_of(node_defs: Iterable[Any], where: str) -> tuple[dict[str, Node], di
 def _signature_map(entries: Any) -> dict[str, str]:
     """Signature entries ``{key: {"name": "node:0", ...}}`` -> ``{tensor name: key}`` (TF.js order)."""
     out: dict[str, str] = {}
+    if entries is not None and not isinstance(entries, Mapping):
+        raise ValueError(f"graph model: signature inputs/outputs must be objects, got {type(entries).__name__}")
     for key, info in (entries or {}).items():
         if isinstance(info, Mapping) and isinstance(info.get("name"), str):
             out[info["name"]] = key
@@ -171,6 +173,8 @@ def build_graph(topology: Mapping[str, Any], signature: Mapping[str, Any] | None
         elif not raw[name]:
             graph.init_nodes.append(name)
     _link(graph, raw, "the graph")
+    if signature is not None and not isinstance(signature, Mapping):
+        raise ValueError(f"graph model: signature must be an object, got {type(signature).__name__}")
     sig_inputs = _signature_map((signature or {}).get("inputs"))
     sig_outputs = _signature_map((signature or {}).get("outputs"))
     if sig_outputs:

@@ -9,6 +9,7 @@ cases, and tests/core/test_compiled_dispatch.py checks that both leave the engin
 from __future__ import annotations
 
 import math
+from _thread import get_ident
 from typing import TYPE_CHECKING
 
 from ..backend import Backend, DataInfo
@@ -35,7 +36,7 @@ def track_output(engine: Engine, data_id: int, shape: tuple[int, ...], dtype: st
     engine.num_tensors += 1
     if dtype == "string":
         engine.num_string_tensors += 1
-    scope = engine.active_scope
+    scope = engine._owner_scope if get_ident() == engine._owner else engine._local.active  # engine.active_scope
     if scope is not None:
         t.scope_id = scope.id
         scope.track.append(t)

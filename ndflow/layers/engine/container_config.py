@@ -25,6 +25,8 @@ def deserialize_layer(
     config: dict[str, Any], custom_objects: dict[str, Any] | None = None, fast_weight_init: bool = False
 ) -> Layer:
     """A layer (or model) from its ``{'class_name', 'config'}``; unknown class names raise ``ValueError``."""
+    if not isinstance(config, dict):
+        raise ValueError(f"a layer's config must be an object with 'class_name' and 'config', got {config!r:.80}")
     layer = deserialize_keras_object(
         config, custom_objects=custom_objects, kind="layer", fast_weight_init=fast_weight_init
     )

@@ -8,7 +8,8 @@
  * Python code runs instead. Without a C compiler ndflow runs the Python code alone.
  *
  * What it reads and writes, all set up by configure() (state.c):
- *   - the engine's slots (_direct, _backend, _data, the counters, active_scope, _tensor_ids, tracker);
+ *   - the engine's slots (_direct, _backend, _data, the counters, _owner_scope: the active scope of the thread
+ *     that made the engine, read only on that thread, _tensor_ids, tracker);
  *   - Tensor, DataInfo and Scope objects through their __slots__ (offsets read from the member descriptors);
  *   - each backend's store through the layout its store_layout() describes (data dict, record slots, how
  *     direct kernels are called and their results kept).

@@ -15,6 +15,7 @@ PyTypeObject *tensor_type, *variable_type, *info_type, *scope_type;
 Py_ssize_t T_shape, T_dtype, T_size, T_id, T_data_id, T_info, T_kept, T_scope_id, T_disposed;
 Py_ssize_t I_backend, I_nbytes, S_track, S_id;
 Py_ssize_t E_direct, E_backend, E_data, E_buffers, E_bytes, E_tensors, E_scope, E_tensor_ids, E_tracker;
+unsigned long owner_thread; /* the engine's owner thread (engine._owner) */
 
 /* The offset of slot `name` of `type` (an object slot that may be written); -1 with an error otherwise. */
 Py_ssize_t slot_offset(PyTypeObject *type, const char *name, int required)
@@ -82,10 +83,18 @@ PyObject *configure(PyObject *self, PyObject *args)
     OFF(E_buffers, etype, "num_data_buffers")
     OFF(E_bytes, etype, "num_bytes")
     OFF(E_tensors, etype, "num_tensors")
-    OFF(E_scope, etype, "active_scope")
+    OFF(E_scope, etype, "_owner_scope")
     OFF(E_tensor_ids, etype, "_tensor_ids")
     OFF(E_tracker, etype, "tracker")
 #undef OFF
+    /* The thread whose scope the slot _owner_scope is; other threads' scopes are read through active_scope. */
+    PyObject *owner = PyObject_GetAttrString(engine, "_owner");
+    if (owner == NULL)
+        return NULL;
+    owner_thread = PyLong_AsUnsignedLong(owner);
+    Py_DECREF(owner);
+    if (owner_thread == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
     PyObject *ids = SLOT(engine, E_tensor_ids);
     if (ids == NULL || Py_TYPE(ids)->tp_iternext == NULL) {
         PyErr_SetString(PyExc_TypeError, "_dispatch: engine._tensor_ids must be an iterator");
@@ -286,8 +295,14 @@ PyObject *new_tensor(PyObject *data_id, PyObject *shape, PyObject *size, PyObjec
     SLOT(t, T_info) = info;
     SLOT(t, T_kept) = Py_NewRef(Py_False);
     SLOT(t, T_disposed) = Py_NewRef(Py_False);
-    PyObject *scope;
-    if (add_counter(E_tensors, 1) < 0 || (scope = engine_get(E_scope)) == NULL)
+    PyObject *scope, *other = NULL; /* other: a strong reference to another thread's scope */
+    if (add_counter(E_tensors, 1) < 0)
+        goto fail;
+    if (PyThread_get_thread_ident() == owner_thread)
+        scope = engine_get(E_scope);
+    else
+        scope = other = PyObject_GetAttrString(engine, "active_scope");
+    if (scope == NULL)
         goto fail;
     if (scope == Py_None) {
         SLOT(t, T_scope_id) = PyLong_FromLong(0);
@@ -300,8 +315,10 @@ PyObject *new_tensor(PyObject *data_id, PyObject *shape, PyObject *size, PyObjec
         if (PyList_Append(SLOT(scope, S_track), t) < 0)
             goto fail;
     }
+    Py_XDECREF(other);
     return t;
 fail:
+    Py_XDECREF(other);
     Py_DECREF(t);
     return NULL;
 }
