@@ -74,6 +74,9 @@ class _ThreadScopes(threading.local):
         self.active: Scope | None = None
 
 
+# The thread whose gradient tape is open (one at a time; see start_tape), or None.
+_TAPE_OWNER: list[int | None] = [None]
+
 # Held while a backend is chosen or created (re-entrant: choosing creates). Off the dispatch path.
 _BACKEND_LOCK = threading.RLock()
 
@@ -371,6 +374,14 @@ class Engine(KernelDispatch, DirectPath, Measurement):
 
     # -- gradient tape ---------------------------------------------------------------------------
     def start_tape(self) -> None:
+        me = threading.get_ident()
+        owner = _TAPE_OWNER[0]
+        if owner is not None and owner != me:
+            raise RuntimeError(
+                "gradients are computed in one thread at a time: another thread is computing gradients now "
+                "(fit, grad, minimize); other threads may predict meanwhile (docs/threads.md)"
+            )
+        _TAPE_OWNER[0] = me
         self.gradient_depth += 1
         if self.gradient_depth == 1:
             self.tape = []
@@ -387,6 +398,8 @@ class Engine(KernelDispatch, DirectPath, Measurement):
                 for t in node.saved:
                     self.dispose_tensor(t)
             self.tape = None
+        if self.gradient_depth == 0 and _TAPE_OWNER[0] == threading.get_ident():
+            _TAPE_OWNER[0] = None
 
     def _tape_clone(self, t: Tensor) -> Tensor:
         """A kept tensor sharing ``t``'s data, held by the tape (not by any scope)."""
@@ -405,7 +418,11 @@ class Engine(KernelDispatch, DirectPath, Measurement):
         grad_func: Any = None,
         saved: list[Tensor] | None = None,
     ) -> None:
-        """Add a node to the tape: the kernel's registered gradient, or ``grad_func`` (custom_grad)."""
+        """Add a node to the tape: the kernel's registered gradient, or ``grad_func`` (custom_grad). Only the
+        kernels of the thread that holds the tape are recorded: other threads' calls are not part of its
+        computation."""
+        if _TAPE_OWNER[0] != threading.get_ident():
+            return
         if grad_func is None:
             config = get_gradient(kernel_name)
             grad_func = config.grad_func if config is not None else None
@@ -551,6 +568,7 @@ class Engine(KernelDispatch, DirectPath, Measurement):
         self.variables.clear()
         self.gradient_depth = self.kernel_depth = 0
         self.tape = None
+        _TAPE_OWNER[0] = None
         self.tracker = self._leak_records = None
         self._forced_tracking = 0
         self._update_slow()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -238,3 +239,63 @@ def test_thread_ending_inside_a_scope_does_not_break_others():
     assert not left[0].is_disposed
     left[0].dispose()
     assert num_tensors() == start
+
+
+def test_training_in_one_thread_while_others_predict():
+    """fit in one thread while 4 threads predict with the same model: the predictions are not recorded on the
+    training thread's tape (they hold no gradient memory), and a second thread that starts computing gradients
+    meanwhile gets a clear error instead of sharing the tape."""
+    model = nf.sequential()
+    model.add(nf.layers.dense(units=8, activation="relu", input_shape=[4]))
+    model.add(nf.layers.dense(units=1))
+    model.compile(optimizer="sgd", loss="meanSquaredError")
+    rng = np.random.default_rng(5)
+    xs, ys = nf.tensor(rng.random((64, 4), dtype=np.float32)), nf.tensor(rng.random((64, 1), dtype=np.float32))
+    probe = nf.tensor(rng.random((3, 4), dtype=np.float32))
+    errors: list[str] = []
+    done = threading.Event()
+
+    def predict_loop() -> None:
+        while not done.is_set():
+            try:
+                out = model.predict(probe)
+                assert out.shape == (3, 1)
+                out.dispose()
+            except Exception:  # noqa: BLE001  (reported by the test)
+                errors.append(traceback.format_exc())
+
+    readers = [threading.Thread(target=predict_loop) for _ in range(4)]
+    try:
+        start = nf.memory().num_tensors
+        for t in readers:
+            t.start()
+        history = model.fit(xs, ys, epochs=3, batch_size=16, verbose=0)
+        done.set()
+        for t in readers:
+            t.join()
+        assert errors == [] and len(history.history["loss"]) == 3
+        assert nf.memory().num_tensors == start
+
+        # a tape held by another thread: computing gradients here is refused, clearly
+        holding, release = threading.Event(), threading.Event()
+
+        def hold_tape() -> None:
+            def f(x):
+                holding.set()
+                release.wait(5)
+                return nf.sum(nf.square(x))
+
+            nf.dispose(nf.grad(f)(probe))
+
+        holder = threading.Thread(target=hold_tape)
+        holder.start()
+        holding.wait(5)
+        with pytest.raises(RuntimeError, match="one thread at a time"):
+            nf.grad(lambda x: nf.sum(x))(probe)
+        release.set()
+        holder.join()
+        nf.dispose(nf.grad(lambda x: nf.sum(x))(probe))  # free again once the other thread is done
+    finally:
+        done.set()
+        nf.dispose([xs, ys, probe])
+        model.dispose()

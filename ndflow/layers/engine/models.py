@@ -30,6 +30,7 @@ from .inputs import input as make_input
 from .summary import print_summary
 from .topology import Node, SymbolicTensor, get_source_inputs
 from .training import TrainingMixin
+from .training_utils import weights_lock
 
 
 def check_batch_size(batch_size: Any) -> None:
@@ -156,7 +157,8 @@ class LayersModel(TrainingMixin, Container):
             check_batch_size(batch_size)
             if verbose:
                 raise NotImplementedError("verbose predict() is not implemented yet")
-            return self._predict_loop(xs, batch_size)
+            with weights_lock(self):  # not while another thread takes an optimizer step
+                return self._predict_loop(xs, batch_size)
         finally:
             for t in made:
                 t.dispose()
@@ -166,7 +168,8 @@ class LayersModel(TrainingMixin, Container):
         xs, made = self._as_tensors(x)
         try:
             self._check_input_data(xs, check_batch_axis=True)
-            return self._predict_loop(xs, xs[0].shape[0] or 1)
+            with weights_lock(self):
+                return self._predict_loop(xs, xs[0].shape[0] or 1)
         finally:
             for t in made:
                 t.dispose()

@@ -54,6 +54,7 @@ from .training_utils import (
     standardize_input_data,
     standardize_sample_or_class_weights,
     standardize_weights,
+    weights_lock,
 )
 
 logger = logging.getLogger("ndflow")
@@ -158,6 +159,10 @@ class TrainingMixin(CompileMixin):
         n_in, n_out = len(self.inputs), len(self.outputs)
 
         def train(data: list[Tensor | None]) -> list[Tensor]:
+            with weights_lock(self):  # predictions in other threads wait for the step (docs/threads.md)
+                return step(data)
+
+        def step(data: list[Tensor | None]) -> list[Tensor]:
             inputs, targets = data[:n_in], data[n_in : n_in + n_out]
             sample_weights = list(data[n_in + n_out : n_in + 2 * n_out]) + [None] * n_out
             loss_values: list[Tensor] = []

@@ -9,6 +9,7 @@ returned with the list of tensors to free afterwards, so the caller's tensors ar
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -263,3 +264,10 @@ __all__ = [
     "compute_weighted_loss", "dispose_made", "epoch_batches", "make_batches", "split_at", "standardize_input_data",
     "standardize_sample_or_class_weights", "standardize_weights",
 ]  # fmt: skip
+
+
+def weights_lock(model: Any) -> Any:
+    """The model's re-entrant lock between an optimizer step and predictions: a predict in another thread sees
+    the weights before or after a step, never a variable whose old buffer the step has just freed
+    (docs/threads.md). Made on first use (``dict.setdefault`` is atomic)."""
+    return model.__dict__.setdefault("_weights_lock", threading.RLock())
