@@ -14,9 +14,9 @@ import ndflow as nf
 
 pytest.importorskip("wgpu", reason="the webgpu backend needs wgpu (pip install -e '.[webgpu]')")
 
-from ndflow.backends.webgpu.backend import LimitError, fold_groups  # noqa: E402
 from ndflow.backends.webgpu.buffers import bucket, max_binding_bytes  # noqa: E402
 from ndflow.backends.webgpu.kernels import common  # noqa: E402
+from ndflow.backends.webgpu.limits import LimitError, fold_groups  # noqa: E402
 
 GROUPS = "max-compute-workgroups-per-dimension"
 BINDING = "max-storage-buffer-binding-size"

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ....core.kernel_registry import kernel_table, register_kernel
-from ..backend import LimitError, Output, Ref, WebGPUBackend
+from ..backend import Output, Ref, WebGPUBackend
+from ..limits import LimitError
 from ..program import GPU_DTYPES
 
 __all__ = [
