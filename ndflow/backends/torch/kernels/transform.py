@@ -3,29 +3,20 @@ BroadcastArgs, OneHot."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from ....core import kernel_names as kn
+from ...shared.numbers import js_number_as as shared_js_number_as
 from ..backend import TorchBackend
 from .common import Output, from_numpy, host, out, share, torch_dtype, torch_kernel, values_of
 
 
 def js_number_as(value: float, dtype: str) -> float | int | bool:
-    """A JS number stored into TF.js's typed array for ``dtype`` (Int32Array wraps, Uint8Array for bool)."""
-    if dtype == "float32":
-        return float(np.float32(value))
-    if dtype in ("int32", "bool"):
-        if not math.isfinite(value):
-            return 0 if dtype == "int32" else False
-        bits = 32 if dtype == "int32" else 8
-        n = math.trunc(value) & ((1 << bits) - 1)
-        if dtype == "bool":
-            return n != 0
-        return n - (1 << 32) if n >= 1 << 31 else n
-    return value
+    """The shared :func:`~ndflow.backends.shared.numbers.js_number_as`, a Python float for float32 (torch's
+    fill values)."""
+    stored = shared_js_number_as(value, dtype)
+    return float(stored) if dtype == "float32" else stored
 
 
 def pad(v: torch.Tensor, paddings: list, value: object = 0) -> torch.Tensor:
