@@ -1,8 +1,8 @@
 """ndflow: TensorFlow.js (and deeplearn.js) for Python. ``import ndflow as nf``.
 
 ``import ndflow`` imports no optional library (torch, wgpu, numba), nor the Layers API, model I/O and graph-model
-converter: each loads on first use (``nf.sequential``, ``nf.io``, ``nf.load_graph_model``, the first op on a
-backend). ``benchmarks/import_time.py`` times it.
+converter, ``nf.data``, ``nf.node`` and ``nf.browser``: each loads on first use (``nf.sequential``, ``nf.io``,
+``nf.load_graph_model``, the first op on a backend). ``benchmarks/import_time.py`` times it.
 """
 
 import importlib
@@ -78,7 +78,7 @@ from .train import (
 from .version import __version__
 
 if TYPE_CHECKING:  # loaded on first access (below); named here for type checkers and linters
-    from . import converter, io, layers  # noqa: F401
+    from . import browser, converter, data, io, layers, node  # noqa: F401
     from .converter import GraphModel, load_graph_model
     from .layers import (
         InputSpec,
@@ -116,7 +116,8 @@ def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: o
 _LAZY: dict[str, tuple[str, str | None]] = {
     "converter": ("converter", None), "GraphModel": ("converter", "GraphModel"),
     "load_graph_model": ("converter", "load_graph_model"),
-    "io": ("io", None), "layers": ("layers", None),
+    "io": ("io", None), "layers": ("layers", None), "data": ("data", None), "node": ("node", None),
+    "browser": ("browser", None),
     **{name: ("layers", name) for name in (
         "InputSpec", "LayersModel", "LayerVariable", "Sequential", "SymbolicTensor", "callbacks", "constraints",
         "initializers", "load_layers_model", "metrics", "model", "regularizers", "sequential", "serialization",
@@ -153,7 +154,7 @@ __all__ = [
     "unregister_gradient", "unregister_kernel",
     "layers", "initializers", "regularizers", "constraints", "serialization", "sequential", "model",
     "Sequential", "LayersModel", "SymbolicTensor", "LayerVariable", "InputSpec",
-    "GraphModel", "load_graph_model", "load_layers_model", "callbacks", "metrics", "io",
+    "GraphModel", "load_graph_model", "load_layers_model", "callbacks", "metrics", "io", "data", "node", "browser",
     "LeakError", "LeakReport", "expect_no_leaks", "leaks",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",

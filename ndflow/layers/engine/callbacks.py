@@ -173,6 +173,13 @@ class CallbackList:
         """Call ``on_train_end`` on every callback."""
         self._call("on_train_end", logs)
 
+    def release(self) -> None:
+        """Free what the callbacks still hold (after training ended or was interrupted by an exception)."""
+        for callback in self.callbacks:
+            release = getattr(callback, "release", None)
+            if release is not None:
+                release()
+
 
 class BaseLogger(BaseCallback):
     """Averages each batch value over the epoch, weighted by batch size (float32, as TF.js)."""
@@ -183,6 +190,13 @@ class BaseLogger(BaseCallback):
         """Reset the totals."""
         self.seen = 0
         self.totals: dict[str, Any] = {}
+
+    def release(self) -> None:
+        """Free the running totals of an epoch that did not end (a step or a callback raised)."""
+        for total in getattr(self, "totals", {}).values():
+            if isinstance(total, Tensor) and not total.is_disposed:
+                total.dispose()
+        self.totals = {}
 
     def on_batch_end(self, batch: int, logs: Logs | None = None) -> None:
         """Add ``value * size`` of each log entry to its total."""

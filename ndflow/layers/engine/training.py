@@ -372,42 +372,45 @@ class TrainingMixin(CompileMixin):
         callback_model.history = history
         rng = np.random.default_rng()
         pending: list[np.ndarray] = []  # steps_per_epoch mode: batches carry over between epochs
-        callback_list.on_train_begin()
-        self.stop_training_ = False
-        for epoch in range(initial_epoch, epochs):
-            callback_list.on_epoch_begin(epoch)
-            epoch_logs: dict[str, Any] = {}
-            try:
-                if steps_per_epoch is not None:  # beyond TF.js: endless passes over the data
-                    while len(pending) < steps_per_epoch and num_samples:
-                        pending.extend(epoch_batches(num_samples, batch_size, shuffle, rng))
-                    batches, pending = pending[:steps_per_epoch], pending[steps_per_epoch:]
-                else:
-                    batches = epoch_batches(num_samples, batch_size, shuffle, rng)
-                for batch_index, indices in enumerate(batches):
-                    batch_logs: dict[str, Any] = {}
-                    callback_list.on_batch_begin(batch_index, batch_logs)
-                    try:
-                        validate = do_validation and batch_index == len(batches) - 1
-                        tidy(
-                            partial(
-                                self._train_batch, f, ins, indices, batch_index, out_labels, batch_logs,
-                                epoch_logs if validate else None, val_f, val_ins, batch_size, validation_steps,
-                            )
-                        )  # fmt: skip
-                        callback_list.on_batch_end(batch_index, batch_logs)
-                    finally:
-                        dispose_tensors_in_logs(batch_logs)
-                    if self.stop_training_:
-                        break
-                callback_list.on_epoch_end(epoch, epoch_logs)
-            finally:
-                dispose_tensors_in_logs(epoch_logs)
-            if self.stop_training_:
-                break
-        callback_list.on_train_end()
-        history.sync_data()
-        return history
+        try:
+            callback_list.on_train_begin()
+            self.stop_training_ = False
+            for epoch in range(initial_epoch, epochs):
+                callback_list.on_epoch_begin(epoch)
+                epoch_logs: dict[str, Any] = {}
+                try:
+                    if steps_per_epoch is not None:  # beyond TF.js: endless passes over the data
+                        while len(pending) < steps_per_epoch and num_samples:
+                            pending.extend(epoch_batches(num_samples, batch_size, shuffle, rng))
+                        batches, pending = pending[:steps_per_epoch], pending[steps_per_epoch:]
+                    else:
+                        batches = epoch_batches(num_samples, batch_size, shuffle, rng)
+                    for batch_index, indices in enumerate(batches):
+                        batch_logs: dict[str, Any] = {}
+                        callback_list.on_batch_begin(batch_index, batch_logs)
+                        try:
+                            validate = do_validation and batch_index == len(batches) - 1
+                            tidy(
+                                partial(
+                                    self._train_batch, f, ins, indices, batch_index, out_labels, batch_logs,
+                                    epoch_logs if validate else None, val_f, val_ins, batch_size, validation_steps,
+                                )
+                            )  # fmt: skip
+                            callback_list.on_batch_end(batch_index, batch_logs)
+                        finally:
+                            dispose_tensors_in_logs(batch_logs)
+                        if self.stop_training_:
+                            break
+                    callback_list.on_epoch_end(epoch, epoch_logs)
+                finally:
+                    dispose_tensors_in_logs(epoch_logs)
+                if self.stop_training_:
+                    break
+            callback_list.on_train_end()
+            history.sync_data()
+            return history
+        finally:
+            callback_list.release()  # totals a callback holds when a step or callback raised
 
     def _train_batch(
         self,

@@ -1,20 +1,25 @@
-"""``fit_dataset`` / ``evaluate_dataset``: training on batches that a Python iterable yields (TF.js's ``fitDataset``).
+"""``fit_dataset`` / ``evaluate_dataset``: training on a dataset of batches (TF.js's ``fitDataset``).
 
 A dataset is whatever gives batches ``(x, y)`` (or TF.js's ``{'xs': x, 'ys': y}``), with ``x`` / ``y``
 tensors, arrays, lists (one per input / output) or dicts keyed by name:
 
+- an ``nf.data.Dataset`` (a fresh ``iterator()`` per epoch, as TF.js; its ``size``, when known, gives the
+  number of steps an epoch shows in the progress bar),
 - a callable returning a fresh iterable for each epoch (TF.js's ``dataset.iterator()``),
 - a re-iterable collection such as a list of batches (iterated again each epoch),
-- a one-shot iterator or generator: one epoch, or ``batches_per_epoch`` batches per epoch taken from it.
+- a one-shot iterator or generator, sync or async: one epoch, or ``batches_per_epoch`` batches per epoch
+  taken from it.
 
-Tensors yielded by a generator are freed after their step (TF.js disposes a dataset's batches);
-tensors from a collection (or an iterator over one) belong to the caller. Arrays are converted
-and freed here. ``len(dataset)`` (when defined)
-gives the number of steps an epoch shows in the progress bar.
+Batches from an ``nf.data`` dataset or a generator (sync or async) are freed after their step, as TF.js
+disposes a dataset's batches; tensors from a collection (or an iterator over one) belong to the caller. Arrays
+are converted and freed here. ``len(dataset)`` (when defined) gives the steps of a collection's epoch.
+An async source is driven on a private event loop, so ``fit_dataset`` cannot take one while an event loop runs
+in the calling thread (the error says so).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Iterator
@@ -39,19 +44,88 @@ logger = logging.getLogger("ndflow")
 DEFAULT_VALIDATION_BATCH_SIZE = 32
 
 
+class _AsyncSource:
+    """A blocking iterator over an async iterator, driven on a private event loop (closed at the end)."""
+
+    def __init__(self, source: Any, op: str) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                f"{op}: the dataset is asynchronous and an event loop is running in this thread; iterate it with "
+                "'async for' or run the training in another thread"
+            )
+        self._iterator = source.__aiter__()
+        self._loop: asyncio.AbstractEventLoop | None = asyncio.new_event_loop()
+
+    def __iter__(self) -> _AsyncSource:
+        return self
+
+    def __next__(self) -> Any:
+        if self._loop is None:
+            raise StopIteration
+        try:
+            return self._loop.run_until_complete(self._iterator.__anext__())
+        except StopAsyncIteration:
+            self.close()
+            raise StopIteration from None
+
+    def close(self) -> None:
+        if self._loop is not None:
+            closer = getattr(self._iterator, "aclose", None)
+            if closer is not None:
+                self._loop.run_until_complete(closer())
+            self._loop.close()
+            self._loop = None
+
+
+def _is_dataset(dataset: Any) -> bool:
+    """An ``nf.data``-style dataset: it makes iterators with ``iterator()`` and is not itself an iterator."""
+    return callable(getattr(dataset, "iterator", None)) and not hasattr(dataset, "__next__")
+
+
 def _epoch_iterator(dataset: Any, op: str) -> tuple[Iterator[Any], bool, bool]:
-    """An iterator over one epoch's batches; whether its tensors are ours to free (a generator made them);
-    whether another epoch can get a fresh iterator (a callable or a re-iterable collection)."""
+    """An iterator over one epoch's batches; whether its tensors are ours to free (a dataset or a generator made
+    them); whether another epoch can get a fresh iterator (a dataset, a callable or a re-iterable collection)."""
+    if _is_dataset(dataset):
+        return dataset.iterator(), True, True
     restartable = callable(dataset) and not hasattr(dataset, "__iter__")
     source = dataset() if restartable else dataset
+    if _is_dataset(source):
+        return source.iterator(), True, True
+    if not hasattr(source, "__iter__") and hasattr(source, "__aiter__"):
+        owned = inspect.isasyncgen(source) or restartable
+        return _AsyncSource(source, op), owned, restartable
     try:
         iterator = iter(source)
     except TypeError:
         raise TypeError(
-            f"{op}: dataset must be an iterable of (x, y) batches, an iterator, or a callable returning one; "
-            f"got {type(source).__name__}"
+            f"{op}: dataset must be an nf.data.Dataset, an iterable of (x, y) batches (sync or async), an "
+            f"iterator, or a callable returning one; got {type(source).__name__}"
         ) from None
     return iterator, inspect.isgenerator(iterator), restartable or iterator is not source
+
+
+def _close(iterator: Any) -> None:
+    """Stop an epoch's iterator early (a dataset's prefetch thread, buffers, an open file or camera)."""
+    closer = getattr(iterator, "close", None)
+    if closer is not None:
+        closer()
+
+
+def _steps_per_epoch(dataset: Any) -> int | None:
+    """The number of batches an epoch of ``dataset`` gives, when it is known."""
+    if _is_dataset(dataset):
+        size = getattr(dataset, "size", None)
+        return int(size) if isinstance(size, int) and not isinstance(size, bool) else None
+    if not callable(dataset) and hasattr(dataset, "__len__"):
+        try:
+            return len(dataset)
+        except TypeError:
+            return None
+    return None
 
 
 def _split_batch(model: Any, item: Any, op: str) -> tuple[Any, Any]:
@@ -123,6 +197,8 @@ def fit_dataset(
     if model.is_training:
         raise RuntimeError(f"{op}: cannot start training because another fit() call is ongoing.")
     model.is_training = True
+    iterator: Any = None
+    callback_list: Any = None
     try:
         do_validation = validation_data is not None
         val_is_dataset = do_validation and not _is_tensor_pair(model, validation_data)
@@ -131,9 +207,7 @@ def fit_dataset(
         train_function = model.make_train_function()
         out_labels = model.get_deduped_metrics_names()
         callback_metrics = out_labels + [f"val_{n}" for n in out_labels] if do_validation else list(out_labels)
-        steps = batches_per_epoch
-        if steps is None and not callable(dataset) and hasattr(dataset, "__len__"):
-            steps = len(dataset)
+        steps = batches_per_epoch if batches_per_epoch is not None else _steps_per_epoch(dataset)
         callback_list, history = configure_callbacks(
             standardize_callbacks(callbacks, yield_every), verbose, epochs, initial_epoch, None, steps, None,
             do_validation, callback_metrics,
@@ -157,6 +231,8 @@ def fit_dataset(
                             "callable returning a fresh iterable per epoch, a re-iterable collection, or "
                             "batches_per_epoch"
                         )
+                    _close(iterator)
+                    iterator = None
                     iterator, owned, restartable = _epoch_iterator(dataset, op)
                     exhausted = False
                 steps_done = 0
@@ -199,6 +275,10 @@ def fit_dataset(
         history.sync_data()
         return history
     finally:
+        if iterator is not None:
+            _close(iterator)
+        if callback_list is not None:
+            callback_list.release()  # totals a callback holds when a step or callback raised
         model.is_training = False
 
 
@@ -291,6 +371,7 @@ def evaluate_dataset(model: Any, dataset: Any, batches: int | None = None, verbo
             count += 1
         result = [ops.div(o, num_examples) for o in outs]
     finally:
+        _close(iterator)
         for o in outs:
             o.dispose()
     if verbose:
