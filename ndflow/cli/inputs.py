@@ -1,6 +1,10 @@
 """How ``ndflow predict`` reads an ``--input`` file into a model input: an ``.npy`` array as it is, an image
 with the channels, size and value range that ``--channels``, ``--resize`` and ``--scale`` choose.
 
+A PNG, JPEG, BMP or GIF (its first frame) is decoded by ``nf.node.decode_image`` (tfjs-node's decoders: the
+grayscale of a colour image is its luma, alpha is dropped without compositing); any other format Pillow
+reads goes through ``nf.browser.from_pixels`` (RGBA, as a canvas) and is converted from there.
+
 The defaults (``auto``, ``stretch``, ``auto``): as many channels as the model's input has (1: grayscale,
 3: RGB, 4: RGBA; RGB when it does not say), the model's height and width (an unknown one follows the image's
 aspect ratio; both unknown: the image's size), floats in [0, 1] and integer inputs 0..255. An input the
@@ -129,6 +133,38 @@ def resize(img: Any, height: int | None, width: int | None, mode: str) -> Any:
     return canvas
 
 
+def read_image(path: str, channels: int | None = None) -> Any:
+    """The image file ``path`` as a Pillow image of 1 (L), 2 (LA), 3 (RGB) or 4 (RGBA) channels, ``channels``
+    (1, 3, 4) where the decoder gives them directly, else as stored. Needs Pillow."""
+    from ..browser import from_pixels
+    from ..node import decode_image, image_type
+
+    image = _pillow(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CliError(f"--input {path}: cannot read the file ({exc})", FAILURE) from None
+    fmt = image_type(data)
+    decode_channels = 0
+    if fmt == "PNG" or (fmt == "JPEG" and channels in (1, 3)):
+        decode_channels = channels or 0
+    try:
+        if fmt is not None:
+            t = decode_image(data, decode_channels, expand_animations=False)
+        else:
+            with image.open(path) as opened:
+                opened.load()
+                t = from_pixels(opened, 4)
+    except (OSError, ValueError, image.DecompressionBombError) as exc:  # UnidentifiedImageError is an OSError
+        raise CliError(f"--input {path}: not a readable image ({exc})", FAILURE) from None
+    try:
+        arr = t.numpy().astype(np.uint8)
+    finally:
+        t.dispose()
+    return image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, {**CHANNELS, 2: "LA"}[arr.shape[2]])
+
+
 def _scaled(arr: np.ndarray, dtype: str | None, scale: str | None, name: str) -> np.ndarray:
     if dtype in INT_DTYPES:
         if scale not in (None, "0-255"):
@@ -152,15 +188,10 @@ def load_image(
 ) -> np.ndarray:
     """An image file as input ``name`` of ``shape`` and ``dtype`` (see the module's doc). Needs Pillow."""
     options = options or ImageOptions()
-    image = _pillow(path)
-    try:
-        with image.open(path) as opened:
-            opened.load()
-            img = opened.copy()
-    except (OSError, image.DecompressionBombError) as exc:  # UnidentifiedImageError is an OSError
-        raise CliError(f"--input {path}: not a readable image ({exc})", FAILURE) from None
+    _pillow(path)
     layout = image_layout(shape)
     if layout is None:
+        img = read_image(path)
         raise CliError(f"--input {path}: a {img.width}x{img.height} image does not fit input {name!r} of shape "
                        f"{format_shape(shape)}: an image input is [batch, height, width, channels] or "
                        "[height, width, channels] (pass an .npy file)", FAILURE)  # fmt: skip
@@ -168,10 +199,14 @@ def load_image(
     wanted = options.channels
     if wanted is None:
         if channels is not None and channels not in CHANNELS:
+            img = read_image(path)  # a file that is no image says so first
             raise CliError(f"--input {path}: input {name!r} of shape {format_shape(shape)} has {channels} channels; "
                            "an image has 1 (grayscale), 3 (RGB) or 4 (RGBA)", FAILURE)  # fmt: skip
         wanted = channels or 3
-    arr = np.asarray(resize(img.convert(CHANNELS[wanted]), height, width, options.resize))
+    img = read_image(path, wanted)
+    if img.mode != CHANNELS[wanted]:  # alpha is dropped, not composited
+        img = img.convert(CHANNELS[wanted])
+    arr = np.asarray(resize(img, height, width, options.resize))
     if arr.ndim == 2:
         arr = arr[..., None]
     if batched:

@@ -5,7 +5,9 @@ Without ``--input`` each input gets seeded random values (input ``i``: seed ``--
 [0, 1), ints in [0, 256)) bit-identical to the TF.js oracle's (``run_model.js``), so that the outputs can
 be compared with TF.js's. Unknown dimensions are 1 (batch), 3 (channels, last) or 224 (others), as there.
 An image ``--input`` becomes the model's input as ``--channels``, ``--resize`` and ``--scale`` say
-(``cli.inputs``); a user's mistake is one ``ndflow predict: error: ...`` line on stderr (``cli.common``).
+(``cli.inputs``: decoded by ``nf.node`` / ``nf.browser``); ``--input NAME=FILE`` feeds the input named NAME,
+the plain ``--input FILE`` ones fill the others in the model's order; a user's mistake is one
+``ndflow predict: error: ...`` line on stderr (``cli.common``).
 """
 
 from __future__ import annotations
@@ -105,7 +107,9 @@ def _load_model(path: str) -> tuple[str, Any]:
 def _inputs_of(kind: str, model: Any) -> list[tuple[str, Any, Any]]:
     if kind == "graph":
         return [(i.name, i.shape, i.dtype) for i in model.inputs]
-    return [(getattr(t, "name", f"input_{k}"), list(t.shape), t.dtype) for k, t in enumerate(model.inputs)]
+    names = list(getattr(model, "input_names", None) or [])  # the input layers' names, as the user gave them
+    return [(names[k] if k < len(names) else getattr(t, "name", f"input_{k}"), list(t.shape), t.dtype)
+            for k, t in enumerate(model.inputs)]  # fmt: skip
 
 
 _LOOP: list[asyncio.AbstractEventLoop] = []
@@ -156,6 +160,7 @@ input height and width, and its pixel values 0..255 mapped by --scale (integer i
 are). A graph or layers model's image input is [batch, height, width, channels] or [height, width, channels].
   ndflow predict face-model/ --input face.jpg                   # channels and size from the model
   ndflow predict model.json --input photo.png --scale=-1-1 --resize crop
+  ndflow predict mnist/ --input image=digit.png --scale 0-255  # by input name; 1 channel from the model
 """
 
 
@@ -169,7 +174,8 @@ def _parser() -> CliParser:
     p.add_argument("model", help="model.json of a graph or layers model, or its folder")
     p.add_argument("--input", action="append", default=[], metavar="FILE",
                    help="an .npy file (fed as it is) or an image (PNG, JPEG, ...), one per model input in the "
-                        "model's order; without --input each input gets seeded random values")  # fmt: skip
+                        "model's order, or NAME=FILE for the input named NAME; without --input each input gets "
+                        "seeded random values")  # fmt: skip
     p.add_argument("--backend", default=None, help="ndflow backend (default: the best available)")
     p.add_argument("--seed", type=int, default=42, help="seed of the random inputs (input i uses seed + i)")
     p.add_argument("--warmup", type=count(0), default=1, help="untimed runs before timing (default 1)")
@@ -202,6 +208,30 @@ def _scale_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def split_input(arg: str) -> tuple[str | None, str]:
+    """``--input NAME=FILE`` as (NAME, FILE); a plain FILE (or a file whose own name has '=') as (None, FILE)."""
+    name, sep, path = arg.partition("=")
+    if sep and name and path and not os.path.exists(arg) and os.sep not in name:
+        return name, path
+    return None, arg
+
+
+def assign_inputs(given: Sequence[tuple[str | None, str]], names: Sequence[str]) -> dict[str, str]:
+    """Each model input's file: the named ones by name, the others in the model's order."""
+    named: dict[str, str] = {}
+    for name, path in given:
+        if name is None:
+            continue
+        if name not in names:
+            listed = ", ".join(repr(n) for n in names)
+            raise CliError(f"--input {name}={path}: the model has no input {name!r} (its inputs: {listed})")
+        if name in named:
+            raise CliError(f"--input {name}=...: input {name!r} is given twice")
+        named[name] = path
+    rest = iter(path for name, path in given if name is None)
+    return {n: named[n] if n in named else next(rest, "") for n in names}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ndflow predict``; returns the exit status (a user's mistake: one line on stderr)."""
     try:
@@ -213,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _predict(argv: list[str]) -> int:
     args = _parser().parse_args(_scale_values(argv))
     model_json_path(args.model)
-    for path in args.input:
+    given = [split_input(arg) for arg in args.input]
+    for _, path in given:
         input_file(path)
     options = ImageOptions(
         channels=None if args.channels == "auto" else int(args.channels),
@@ -238,9 +269,10 @@ def _predict(argv: list[str]) -> int:
         if args.input and len(args.input) != len(specs):
             names = ", ".join(repr(name) for name, _, _ in specs)
             raise CliError(f"the model has {len(specs)} input(s) ({names}), got {len(args.input)} --input")
+        paths = assign_inputs(given, [name for name, _, _ in specs])
         for k, (name, shape, dtype) in enumerate(specs):
             if args.input:
-                path = args.input[k]
+                path = paths[name]
                 if path.lower().endswith(".npy"):
                     arr = load_array(path, name, shape, dtype)
                 else:
