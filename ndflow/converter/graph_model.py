@@ -453,7 +453,7 @@ def load_graph_model(model_url: Any, options: Mapping[str, Any] | None = None) -
         )
     options = dict(options or {})
     if options.get("from_tf_hub") and isinstance(model_url, str):
-        model_url = model_url.rstrip("/") + "/model.json?tfjs-format=file"
+        model_url = (model_url if model_url.endswith("/") else model_url + "/") + "model.json?tfjs-format=file"
     if isinstance(model_url, io.ModelArtifacts) or (
         isinstance(model_url, Mapping) and ("modelTopology" in model_url or "model_topology" in model_url)
     ):

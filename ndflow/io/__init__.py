@@ -28,6 +28,7 @@ from .model_json import (
     normalize_model_json,
     parse_model_json,
 )
+from .npm import NpmError, npm_model_files, npm_package_dir, npm_router
 from .passthrough import from_memory, from_memory_sync, with_save_handler, with_save_handler_sync
 from .types import (
     DTYPE_VALUE_SIZE_MAP,
@@ -74,7 +75,8 @@ __all__ = [
     "get_load_handlers", "get_model_artifacts_for_json_sync", "get_model_artifacts_info_for_json",
     "get_model_json_for_model_artifacts", "get_save_handlers", "get_weight_specs", "http", "http_router",
     "is_graph_model", "is_http_scheme", "load_weights", "model_artifacts_info", "model_json_for_artifacts",
-    "normalize_model_json", "parse_model_json", "parse_url", "quantize_array", "read_files_in_folder",
+    "normalize_model_json", "NpmError", "npm_model_files", "npm_package_dir", "npm_router",
+    "parse_model_json", "parse_url", "quantize_array", "read_files_in_folder",
     "register_load_router", "register_save_router", "resolve_load_handler", "resolve_save_handler",
     "shard_file_name", "shard_weights", "split_weight_data", "weight_byte_length", "weights_byte_length",
     "weights_loader_factory", "with_save_handler", "with_save_handler_sync",

