@@ -1,7 +1,8 @@
 """The ``ndflow`` command (the top layer of the package: nothing else in ``ndflow`` imports it): ``demo`` (a
 short tour, ``cli.demo``), ``info`` (version, backends, flags, ``cli.info``), ``predict`` (run a model,
-``cli.predict`` with ``cli.inputs``) and ``bench`` (time a model, its FLOP rate and its slowest kernels,
-``cli.bench``); ``ndflow --version``. :func:`main` is the console script (``ndflow = "ndflow.cli:main"``) and
+``cli.predict`` with ``cli.inputs``), ``bench`` (time a model, its FLOP rate and its slowest kernels,
+``cli.bench``) and ``fetch`` (download an npm package into the model cache and list its models, ``cli.fetch``);
+``ndflow --version``. :func:`main` is the console script (``ndflow = "ndflow.cli:main"``) and
 ``python -m ndflow``.
 
 ``predict`` and ``bench`` report a user's mistake (a missing file, a bad flag value, an input the model cannot
@@ -16,6 +17,16 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ndflow`` command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # the reader went away (``ndflow fetch PKG | head``): stop quietly, as Unix tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     from ..version import __version__
 
     parser = argparse.ArgumentParser(prog="ndflow", description="TensorFlow.js for Python")

@@ -3,6 +3,10 @@
 A dataset makes a fresh :class:`~ndflow.data.lazy_iterator.LazyIterator` on each ``iterator()`` call, so it
 can be iterated again (each epoch of ``fit_dataset``). ``size`` is the number of elements when known, ``math.inf``
 for an endless dataset, None when unknown. Subclasses implement ``iterator()`` and set ``size``.
+
+The transformations (``batch``, ``shuffle``, ``map``, ...) return new datasets and propagate ``size`` as
+tfjs-data does; they are in :mod:`ndflow.data.transforms` (mixed in here), the elements' disposal in
+:mod:`ndflow.data.iterators`.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from .lazy_iterator import LazyIterator
+from .transforms import Transforms
 
 T = TypeVar("T")
 
 __all__ = ["Dataset", "dataset_from_iterator_fn"]
 
 
-class Dataset(ABC, Generic[T]):
+class Dataset(Transforms, ABC, Generic[T]):
     """A lazy collection of elements (see the module docstring)."""
 
     #: Number of elements: an int when known, ``math.inf`` when endless, None when unknown.

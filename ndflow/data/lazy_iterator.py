@@ -11,18 +11,28 @@ clear error when one does (use ``await it.next_async()`` or ``async for`` there)
 
 Every iterator can be closed (``close()`` or ``with``): a source holding a file, a camera or a microphone
 releases it. Closing twice does nothing.
+
+The transformations of tfjs-data's ``LazyIterator`` (``map``, ``filter``, ``take``, ``skip``, ``batch``,
+``shuffle``, ``prefetch``, ``concatenate``, ``to_array``, ``for_each_async``) are here too; they build the
+iterators of :mod:`ndflow.data.iterators` and :mod:`ndflow.data.buffered`. An iterator chain with an
+asynchronous stage drives it, from synchronous code, on ONE private event loop per iterator (made on first
+use, closed by ``close()``), not a new loop per element.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from .results import ArrayResult, Completed
 
 T = TypeVar("T")
 
-__all__ = ["IteratorResult", "LazyIterator", "run_coroutine_blocking"]
+__all__ = ["IteratorResult", "LazyIterator", "drive_sync", "run_coroutine_blocking"]
 
 
 class IteratorResult(Generic[T]):
@@ -72,12 +82,43 @@ async def _await(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
 
 
+def _check_no_running_loop(what: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"{what}: the source is asynchronous and an event loop is running in this thread; use "
+        "'await it.next_async()', 'async for' or 'await dataset.for_each_async(f)' there"
+    )
+
+
+def drive_sync(coro: Coroutine[Any, Any, T], what: str) -> T:
+    """Run a coroutine that never suspends (a chain of synchronous stages) to its result without a loop."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError(f"{what}: a stage suspended although the chain is synchronous (is_async is False)")
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    if loop.is_closed() or loop.is_running():
+        return
+    try:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+
+
 class LazyIterator(ABC, Generic[T]):
     """An iterator over a dataset's elements (see the module docstring)."""
 
     #: Whether the source is asynchronous (its ``next_async`` is the primary method).
     is_async: bool = False
     _closed: bool = False
+    _loop: asyncio.AbstractEventLoop | None = None
 
     @abstractmethod
     def next(self) -> IteratorResult[T]:
@@ -94,6 +135,89 @@ class LazyIterator(ABC, Generic[T]):
     def close(self) -> None:
         """Release what the source holds (a file, a camera, ...); further ``next()`` calls are done."""
         self._closed = True
+        loop = self._loop
+        if loop is not None:
+            self._loop = None
+            _close_loop(loop)
+
+    def run_blocking(self, make: Callable[[], Awaitable[T]], what: str) -> Any:
+        """Run ``make()`` to completion on this iterator's private event loop (made on first use, closed by
+        ``close()`` or when the iterator is garbage); refuses inside a running loop as
+        :func:`run_coroutine_blocking` does."""
+        _check_no_running_loop(what)
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.new_event_loop()
+            weakref.finalize(self, _close_loop, loop)
+        return loop.run_until_complete(_await(make))
+
+    # tfjs-data's LazyIterator transformations ------------------------------------------------------------
+    def map(self, transform: Callable[[Any], Any]) -> LazyIterator[Any]:
+        """Each element through ``transform``; input tensors absent from the output are disposed."""
+        from .iterators import MapIterator
+
+        return MapIterator(self, transform, tidy_transform=False)
+
+    def map_async(self, transform: Callable[[Any], Any]) -> LazyIterator[Any]:
+        """As :meth:`map` for a ``transform`` that may return an awaitable (a coroutine function)."""
+        from .iterators import MapIterator
+
+        return MapIterator(self, transform, tidy_transform=False, asynchronous=True)
+
+    def filter(self, predicate: Callable[[Any], Any]) -> LazyIterator[T]:
+        """The elements for which ``predicate`` is true; the others are disposed."""
+        from .iterators import FilterIterator
+
+        return FilterIterator(self, predicate)
+
+    def take(self, count: int | float | None) -> LazyIterator[T]:
+        """The first ``count`` elements (all when ``count`` is None or negative, as tfjs-data's iterator)."""
+        from .iterators import TakeIterator
+
+        return self if count is None or count < 0 else TakeIterator(self, count)
+
+    def skip(self, count: int | float | None) -> LazyIterator[T]:
+        """All but the first ``count`` elements, which are disposed (None or negative: skip none)."""
+        from .iterators import SkipIterator
+
+        return self if count is None or count < 0 else SkipIterator(self, count)
+
+    def batch(self, batch_size: int, small_last_batch: bool = True) -> LazyIterator[Any]:
+        """Elements stacked ``batch_size`` at a time (tfjs-data's ``columnMajorBatch`` with deep batching)."""
+        from .iterators import BatchIterator
+
+        return BatchIterator(self, batch_size, small_last_batch)
+
+    def concatenate(self, other: LazyIterator[T]) -> LazyIterator[T]:
+        """This iterator's elements, then ``other``'s."""
+        from .iterators import ChainedIterator
+
+        return ChainedIterator([self, other])
+
+    def prefetch(self, buffer_size: int) -> LazyIterator[T]:
+        """Elements read ahead by a background thread into a queue of ``buffer_size``."""
+        from .buffered import PrefetchIterator
+
+        return PrefetchIterator(self, buffer_size)
+
+    def shuffle(self, window_size: int, seed: str | int | None = None) -> LazyIterator[T]:
+        """Elements drawn at random from a window of ``window_size`` (tfjs-data's ``ShuffleIterator``)."""
+        from .buffered import ShuffleIterator
+
+        return ShuffleIterator(self, window_size, seed)
+
+    def to_array(self) -> ArrayResult | Coroutine[Any, Any, ArrayResult]:
+        """Every remaining element in a list; see :func:`ndflow.data.results.run_to_completion`."""
+        from .results import run_to_completion, to_array_async
+
+        return run_to_completion(self, to_array_async, "to_array")
+
+    def for_each_async(self, f: Callable[[Any], Any]) -> Completed | Coroutine[Any, Any, Completed]:
+        """Call ``f`` on every remaining element (awaiting it when it returns an awaitable); the element's
+        tensors that ``f`` does not return are disposed."""
+        from .results import for_each_async, run_to_completion
+
+        return run_to_completion(self, lambda it: for_each_async(it, f), "for_each_async", f)
 
     # Python's protocols -------------------------------------------------------------------------------------
     def __iter__(self) -> LazyIterator[T]:
