@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -44,6 +45,11 @@ def tidy(name_or_fn: str | Callable[..., T] | None = None, fn: Callable[..., T] 
 
 
 def _needs_arguments(fn: Callable[..., Any]) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is not None and type(fn) is types.FunctionType and not hasattr(fn, "__wrapped__"):  # fast: no signature
+        required = code.co_argcount - len(fn.__defaults__ or ())
+        kwonly = set(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+        return required > 0 or bool(kwonly - set(fn.__kwdefaults__ or {}))
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

@@ -71,10 +71,16 @@ def tensor_ids(obj: Any) -> set[int]:
 
 def dispose_unless_in(old: Any, new: Any) -> None:
     """Dispose the tensors of ``old`` that are not in ``new`` (tfjs-data's MapIterator rule)."""
+    old_tensors = list(walk_tensors(old))
+    if not old_tensors:
+        return
     keep = tensor_ids(new)
-    for t in list(walk_tensors(old)):
+    for t in old_tensors:
         if t.id not in keep:
             t.dispose()
+
+
+_PLAIN_LEAVES = frozenset((int, float, str, bool, bytes, type(None)))
 
 
 def check_element(value: Any, what: str) -> None:
@@ -83,6 +89,8 @@ def check_element(value: Any, what: str) -> None:
     stack_: list[tuple[Any, str]] = [(value, "")]
     while stack_:
         item, where = stack_.pop()
+        if type(item) in _PLAIN_LEAVES:
+            continue
         if isinstance(item, dict):
             stack_.extend((v, f"{where}[{k!r}]") for k, v in item.items())
         elif isinstance(item, list | tuple):

@@ -160,3 +160,43 @@ def test_a_callback_that_raises_leaves_no_running_totals_behind() -> None:
     with pytest.raises(RuntimeError, match="stop here"):
         model.fit(DATA_X, DATA_Y, batch_size=4, epochs=1, verbose=0, callbacks={"on_batch_end": fail})
     model.dispose()
+
+
+def test_a_ten_thousand_element_pipeline_leaves_memory_flat() -> None:
+    """TF.js's program: array -> map (tensors) -> shuffle -> batch -> fitDataset; only what the model holds stays."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((10_000, 3)).astype(np.float32)
+    y = x.sum(1, keepdims=True) * 0.5
+    model = mlp()
+    start = nf.memory().num_tensors
+    seen: list[int] = []
+    rows = nf.data.array([{"x": list(map(float, a)), "y": [float(b[0])]} for a, b in zip(x, y, strict=True)])
+    ds = rows.map(lambda e: {"xs": nf.tensor(e["x"]), "ys": nf.tensor(e["y"])}).shuffle(500, seed=3).batch(100)
+    history = model.fit_dataset(
+        ds, epochs=2, verbose=0, callbacks={"on_batch_end": lambda b, logs: seen.append(nf.memory().num_tensors)}
+    )
+    assert len(seen) == 200 and seen[:100] == seen[100:]  # each epoch holds the same tensors at the same step
+    assert max(seen) <= start + 2 * 500 + 2  # at most the shuffle buffer's elements and the epoch's totals
+    assert seen[-1] <= start + 2  # the buffer drained
+    assert nf.memory().num_tensors == start
+    assert history.history["loss"][1] < history.history["loss"][0]
+    model.dispose()
+
+
+def test_fit_dataset_streams_a_csv(tmp_path) -> None:
+    path = tmp_path / "data.csv"
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((500, 3)).astype(np.float32)
+    with open(path, "w") as f:
+        f.write("a,b,c,y\n")
+        for row in x:
+            f.write(",".join(f"{v:.6f}" for v in row) + f",{row.sum() * 0.5:.6f}\n")
+    ds = nf.data.csv(str(path), column_configs={"y": {"is_label": True}})
+    ds = ds.map(lambda e: {"xs": list(e["xs"].values()), "ys": list(e["ys"].values())}).batch(50)
+    model = mlp()
+    start = nf.memory().num_tensors
+    history = model.fit_dataset(ds, epochs=3, verbose=0, validation_data=ds.take(2))
+    assert len(history.history["loss"]) == 3 and history.history["loss"][-1] < history.history["loss"][0]
+    assert "val_loss" in history.history
+    assert nf.memory().num_tensors == start
+    model.dispose()
