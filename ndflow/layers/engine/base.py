@@ -58,6 +58,11 @@ class DisposeResult(NamedTuple):
     num_disposed_variables: int
 
 
+#: Config keys newer Keras versions write that TF.js's layers do not have, with the value that means "as TF.js":
+#: dropped silently when they hold it, refused otherwise (a grouped convolution must not load as a plain one).
+KERAS_NEUTRAL_KEYS: dict[str, Any] = {"groups": 1, "ragged": False}
+
+
 class Layer(LayerWeightsMixin, Serializable):
     """Base class of layers (and of models, which are layers made of layers)."""
 
@@ -467,6 +472,14 @@ class Layer(LayerWeightsMixin, Serializable):
         accepted = accepted_kwargs(cls, Layer)
         config = dict(config)
         if accepted is not None:
+            for key, neutral in KERAS_NEUTRAL_KEYS.items():  # newer Keras writes them; only their default is ok
+                if key in config and key not in accepted:
+                    if config[key] != neutral:
+                        raise NotImplementedError(
+                            f"{cls.__name__}.from_config: {key}={config[key]!r} is not supported (TF.js has no "
+                            f"such option; only {key}={neutral!r} loads)"
+                        )
+                    del config[key]
             unknown = [k for k in config if k not in accepted]
             if unknown:
                 logger.warning("%s.from_config: ignoring unknown config key(s) %s", cls.__name__, unknown)
