@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import io, ops
+from ..core.coroutines import drive_without_loop
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
 from ..io.model_json import is_graph_topology
@@ -55,12 +56,7 @@ def _signature_info(entry: Any) -> tuple[list[int] | None, str | None]:
 
 def run_to_completion(coro: Any, what: str = "the model initializer waits on asynchronous work") -> Any:
     """Drive a coroutine that never really suspends (ndflow's CPU reads) without an event loop."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError(f"{what}; use the asynchronous API (model.execute_async) instead")
+    return drive_without_loop(coro, f"{what}; use the asynchronous API (model.execute_async) instead")
 
 
 class GraphModel:

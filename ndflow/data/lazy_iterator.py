@@ -27,6 +27,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..core.coroutines import drive_without_loop, refuse_in_running_loop
+
 if TYPE_CHECKING:
     from .results import ArrayResult, Completed
 
@@ -66,15 +68,10 @@ class IteratorResult(Generic[T]):
 def run_coroutine_blocking(make: Callable[[], Awaitable[T]], what: str) -> T:
     """Run the awaitable ``make()`` to completion from synchronous code; ``what`` names the caller in the error
     raised when an event loop already runs in this thread (blocking there would deadlock it)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            f"{what}: the source is asynchronous and an event loop is running in this thread; use "
-            "'await it.next_async()', 'async for' or 'await dataset.for_each_async(f)' there"
-        )
+    refuse_in_running_loop(
+        f"{what}: the source is asynchronous and an event loop is running in this thread; use "
+        "'await it.next_async()', 'async for' or 'await dataset.for_each_async(f)' there"
+    )
     return asyncio.run(_await(make))
 
 
@@ -95,12 +92,7 @@ def _check_no_running_loop(what: str) -> None:
 
 def drive_sync(coro: Coroutine[Any, Any, T], what: str) -> T:
     """Run a coroutine that never suspends (a chain of synchronous stages) to its result without a loop."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError(f"{what}: a stage suspended although the chain is synchronous (is_async is False)")
+    return drive_without_loop(coro, f"{what}: a stage suspended although the chain is synchronous (is_async is False)")
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..ops.creation import tensor
 from .audio_source import AudioDevice, AudioFile
+from .config import merge_config
 from .lazy_iterator import IteratorResult, LazyIterator
 from .results import Completed
 from .spectrogram import AnalyserNode
@@ -260,19 +261,9 @@ def microphone(
         "smoothing_time_constant": smoothing_time_constant,
     }
     if isinstance(source, Mapping):
-        source, options = None, _merge_config(source, options)
+        source, options = None, merge_config(source, options, _CONFIG_KEYS, _WHAT)
     elif isinstance(sample_rate_hz, Mapping):
-        options = _merge_config(sample_rate_hz, {**options, "sample_rate_hz": 44100})
+        options = merge_config(sample_rate_hz, {**options, "sample_rate_hz": 44100}, _CONFIG_KEYS, _WHAT)
     iterator = MicrophoneIterator(source, **options)
     iterator.start()
     return iterator
-
-
-def _merge_config(config: Mapping[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    out = dict(given)
-    known = set(_CONFIG_KEYS) | set(_CONFIG_KEYS.values())
-    for key, value in config.items():
-        if key not in known:
-            raise ValueError(f"{_WHAT}: unknown config key {key!r}; expected one of {sorted(_CONFIG_KEYS)}")
-        out[_CONFIG_KEYS.get(key, key)] = value
-    return out

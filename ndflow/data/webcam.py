@@ -27,6 +27,7 @@ from ..core.tensor import Tensor
 from ..ops.creation import tensor
 from ..ops.image import crop_and_resize
 from ..ops.shape import expand_dims, reshape
+from .config import merge_config
 from .lazy_iterator import IteratorResult, LazyIterator
 from .results import Completed
 from .video_source import VideoSource, describe_source
@@ -162,17 +163,6 @@ def _size(value: Any, name: str) -> int | None:
     return int(value)
 
 
-def _merge_config(config: Mapping[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """TF.js's ``WebcamConfig`` dict (camelCase, or our snake_case names) merged into the keyword arguments."""
-    out = dict(given)
-    known = set(_CONFIG_KEYS) | set(_CONFIG_KEYS.values())
-    for key, value in config.items():
-        if key not in known:
-            raise ValueError(f"{_WHAT}: unknown config key {key!r}; expected one of {sorted(_CONFIG_KEYS)}")
-        out[_CONFIG_KEYS.get(key, key)] = value
-    return out
-
-
 def webcam(
     source: int | str | os.PathLike | None = 0,
     resize_width: int | Mapping[str, Any] | None = None,
@@ -199,7 +189,7 @@ def webcam(
         "device_id": device_id,
     }
     if isinstance(resize_width, Mapping):
-        options = _merge_config(resize_width, {**options, "resize_width": None})
+        options = merge_config(resize_width, {**options, "resize_width": None}, _CONFIG_KEYS, _WHAT)
     chosen = options.pop("device_id")
     if chosen is not None and chosen != "":
         source = chosen

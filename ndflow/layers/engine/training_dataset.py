@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...core.coroutines import refuse_in_running_loop
 from ...core.globals import keep, tidy
 from ...core.tensor import Tensor
 from ..utils import singleton_or_list
@@ -48,15 +49,10 @@ class _AsyncSource:
     """A blocking iterator over an async iterator, driven on a private event loop (closed at the end)."""
 
     def __init__(self, source: Any, op: str) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError(
-                f"{op}: the dataset is asynchronous and an event loop is running in this thread; iterate it with "
-                "'async for' or run the training in another thread"
-            )
+        refuse_in_running_loop(
+            f"{op}: the dataset is asynchronous and an event loop is running in this thread; iterate it with "
+            "'async for' or run the training in another thread"
+        )
         self._iterator = source.__aiter__()
         self._loop: asyncio.AbstractEventLoop | None = asyncio.new_event_loop()
 
