@@ -2,10 +2,14 @@
 
 Factories (``nf.initializers.glorot_uniform(seed=1)``) and classes (``GlorotUniform``) as in
 TF.js; ``get_initializer`` also takes TF.js's string identifiers in camelCase or snake_case
-(``'glorotUniform'``, ``'glorot_uniform'``) or a Keras config dict. Seeded initializers give the
-same values each time (ndflow's random streams, not TF.js's). Beyond TF.js: ``RandomUniform`` /
-``RandomNormal`` / ``TruncatedNormal`` keep an explicit ``0`` (TF.js replaces a zero ``minval``,
-``mean`` or ``stddev`` by the default).
+(``'glorotUniform'``, ``'glorot_uniform'``) or a Keras config dict. A seeded initializer gives TF.js's
+own weights for that seed, value for value: it hands the seed to the same op as TF.js's initializer
+(``random_uniform``, ``random_normal`` or ``truncated_normal``), so, as in TF.js, a seed of ``0`` draws
+unseeded normal values. Beyond TF.js: ``RandomUniform`` / ``RandomNormal`` / ``TruncatedNormal`` keep an
+explicit ``0`` (TF.js replaces a zero ``minval``, ``mean`` or ``stddev`` by the default), and
+``VarianceScaling(distribution='truncated_normal')`` draws Keras's corrected truncated normal (TF.js draws
+uniform values there). ``Orthogonal``'s normal draws are TF.js's; its QR factor is ndflow's, equal to
+about 1e-7.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
+from ..core.dtypes import check_dtype
 from ..core.globals import tidy
 from ..core.tensor import Tensor
 from ..ops import linalg
@@ -46,7 +51,7 @@ class Initializer(Serializable):
 
 
 def _float_dtype(dtype: str | None, who: str) -> str:
-    dtype = dtype or "float32"
+    dtype = check_dtype(dtype, who) if dtype else "float32"
     if dtype not in ("float32", "int32"):
         raise NotImplementedError(f"{who} does not support dtype {dtype}")
     return dtype

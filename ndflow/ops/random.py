@@ -1,14 +1,17 @@
 """Random tensors: normal, truncated normal, uniform, gamma, multinomial draws, ``rand`` and ``dropout``.
 
-As in TF.js, the values of ``random_*`` are drawn in the op and become a new tensor; only
-``multinomial`` runs a kernel. A ``seed`` (int, float or str) makes the values reproducible
-within ndflow: the same seed gives the same values. ndflow cannot reproduce TF.js's own streams
-(seedrandom's alea); seed 0 is a seed like any other (TF.js ignores it in most ops).
+As in TF.js, the values of ``random_*`` are drawn in the op and become a new tensor; only ``multinomial``
+runs a kernel. A ``seed`` (int, float or str) gives TF.js 4.22's own values for that seed, value for value:
+the streams of seedrandom's Alea generator and TF.js's transforms are reproduced in
+:mod:`ndflow.ops.random_streams`. As in TF.js, a seed of ``0`` (or ``''``) draws unseeded values in the
+normal, truncated-normal, gamma and multinomial ops, and is a seed like any other in the uniform ones
+(``random_uniform``, ``random_uniform_int``, ``dropout``). Without a seed the values are unseeded, as TF.js's
+(``Math.random()`` picks its seed). TF.js's ``util.shuffle`` has no seed at all (it uses ``Math.random``), so
+there is no stream of it to reproduce; tf.data's seeded ``shuffle`` uses the same Alea generator.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,36 +19,15 @@ from typing import Any
 import numpy as np
 
 from ..core import kernel_names as kn
-from ..core.dtypes import NUMPY_DTYPE
+from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import Seed, Shape, TensorLike
 from .arithmetic import mul
 from .convert import broadcast_shape, check_shape, make_tensor
 from .creation import clone
+from .random_streams import GaussStream, UniformStream, gamma_values, seed_text, store
 from .sparse_dense import _convert
-
-Shape = Sequence[int]
-Seed = int | float | str | None
-
-_ENTROPY = np.random.default_rng()  # seeds for calls without one
-
-
-def _seed_value(seed: Seed, op: str) -> int:
-    """A non-negative integer seed for numpy from any int, float or str seed (stable across runs)."""
-    if seed is None:
-        return int(_ENTROPY.integers(0, 2**63))
-    if isinstance(seed, bool) or not isinstance(seed, int | float | str | np.integer | np.floating):
-        raise TypeError(f"{op}: argument 'seed' must be an int, float or str, got {type(seed).__name__}")
-    if not isinstance(seed, str):
-        seed = float(seed) if isinstance(seed, float | np.floating) and not float(seed).is_integer() else int(seed)
-        if isinstance(seed, int) and seed >= 0:
-            return seed
-    digest = hashlib.sha256(f"{type(seed).__name__}:{seed!r}".encode()).digest()  # negative, fractional, str
-    return int.from_bytes(digest[:8], "little")
-
-
-def _rng(seed: Seed, op: str) -> np.random.Generator:
-    return np.random.default_rng(_seed_value(seed, op))
 
 
 def _number(value: Any, op: str, arg: str) -> float:
@@ -55,41 +37,33 @@ def _number(value: Any, op: str, arg: str) -> float:
 
 
 def _dtype(dtype: str | None, op: str, allowed: tuple[str, ...]) -> str:
-    dtype = "float32" if dtype is None else dtype
+    dtype = "float32" if dtype is None else check_dtype(dtype, op)  # numpy's and torch's dtypes name ours too
     if dtype not in allowed:
         raise ValueError(f"{op}: unsupported dtype {dtype!r} (expected one of {', '.join(allowed)})")
     return dtype
 
 
 def _tensor(values: np.ndarray, shape: tuple[int, ...], dtype: str) -> Tensor:
-    """Float64 samples stored as ``dtype``: float32, int32 rounded (as TF.js), bool != 0."""
-    if dtype == "int32":
-        values = np.floor(values + 0.5)  # JavaScript's Math.round
-    elif dtype == "bool":
-        values = np.trunc(values) != 0
-    return ENGINE.make_tensor(values.reshape(shape).astype(NUMPY_DTYPE[dtype]), shape, dtype)
+    """JS doubles stored as TF.js stores them into the result's typed array."""
+    return ENGINE.make_tensor(store(values, dtype).reshape(shape), shape, dtype)
 
 
 def _normal(op: str, shape: Shape, mean: Any, std_dev: Any, dtype: str | None, seed: Seed, truncated: bool) -> Tensor:
     shape = check_shape(shape, op)
     dtype = _dtype(dtype, op, ("float32", "int32"))
     mean, std_dev = _number(mean, op, "mean"), _number(std_dev, op, "std_dev")
-    if truncated and std_dev < 0:
-        raise ValueError(f"{op}: argument 'std_dev' must be >= 0, got {std_dev}")  # TF.js loops forever
-    rng = _rng(seed, op)
-    z = rng.standard_normal(math.prod(shape))
-    if truncated:
-        outside = np.flatnonzero(np.abs(z) > 2)
-        while outside.size:  # rejection rounds: each redraws the ~4.6% still outside
-            z[outside] = rng.standard_normal(outside.size)
-            outside = outside[np.abs(z[outside]) > 2]
-    return _tensor(mean + std_dev * z, shape, dtype)
+    if truncated and std_dev < 0:  # TF.js loops forever here and below (no value is ever within the bounds)
+        raise ValueError(f"{op}: argument 'std_dev' must be >= 0, got {std_dev}")
+    if truncated and not (math.isfinite(std_dev) and math.isfinite(mean)):
+        raise ValueError(f"{op}: arguments 'mean' and 'std_dev' must be finite, got {mean} and {std_dev}")
+    stream = GaussStream(mean, std_dev, dtype == "int32", truncated, seed_text(seed, op, falsy_is_unseeded=True))
+    return _tensor(stream.take(math.prod(shape)), shape, dtype)
 
 
 def random_normal(
     shape: Shape, mean: float = 0, std_dev: float = 1, dtype: str | None = None, seed: Seed = None
 ) -> Tensor:
-    """Samples of a normal distribution (int32: rounded)."""
+    """Samples of a normal distribution (int32: rounded), TF.js's values for a given ``seed``."""
     return _normal("random_normal", shape, mean, std_dev, dtype, seed, truncated=False)
 
 
@@ -109,45 +83,52 @@ def _uniform(op: str, shape: Shape, minval: Any, maxval: Any, dtype: str, seed: 
     shape = check_shape(shape, op)
     dtype = _dtype(dtype, op, ("float32", "int32", "bool"))
     minval, maxval = _number(minval, op, "minval"), _number(maxval, op, "maxval")
-    values = minval + (maxval - minval) * _rng(seed, op).random(math.prod(shape))
-    if dtype == "int32":  # floor, not TF.js's truncation: uniform integers for negative ranges too
-        return ENGINE.make_tensor(np.floor(values).reshape(shape).astype(np.int32), shape, dtype)
+    stream = UniformStream(seed_text(seed, op, falsy_is_unseeded=False))
+    values = minval + (maxval - minval) * stream.take(math.prod(shape))
     return _tensor(values, shape, dtype)
 
 
 def random_uniform(
     shape: Shape, minval: float = 0, maxval: float = 1, dtype: str = "float32", seed: Seed = None
 ) -> Tensor:
-    """Samples uniform in [minval, maxval); int32 samples are the floors (uniform integers)."""
+    """Samples uniform in [minval, maxval); int32 and bool store the samples truncated towards zero, as TF.js
+    does (so for a range below zero, ``0`` comes twice as often and ``minval`` almost never)."""
     return _uniform("random_uniform", shape, minval, maxval, dtype, seed)
 
 
 def random_uniform_int(shape: Shape, minval: int, maxval: int, seed: Seed = None) -> Tensor:
-    """Integers uniform in [minval, maxval) (int32)."""
+    """Integers in [minval, maxval) (int32): ``random_uniform`` stored as int32, as in TF.js."""
     return _uniform("random_uniform_int", shape, minval, maxval, "int32", seed)
 
 
 def random_gamma(shape: Shape, alpha: float, beta: float = 1, dtype: str = "float32", seed: Seed = None) -> Tensor:
-    """Samples of a gamma distribution with shape ``alpha`` and rate ``beta`` (int32: rounded)."""
+    """Samples of a gamma distribution with shape ``alpha``, TF.js 4.22's values for a given ``seed``.
+
+    TF.js documents ``beta`` as the rate but multiplies the samples by it, so their mean is ``alpha * beta``
+    (not ``alpha / beta``); ndflow keeps TF.js's numbers. int32: rounded, and drawn from rounded normal
+    values (which biases them), as TF.js does."""
     op = "random_gamma"
     shape = check_shape(shape, op)
     beta = 1 if beta is None else beta
     dtype = _dtype(dtype, op, ("float32", "int32"))
     alpha, beta = _number(alpha, op, "alpha"), _number(beta, op, "beta")
-    if alpha <= 0 or beta <= 0:  # TF.js returns zeros, NaN or negative values here
+    if not (alpha > 0 and beta > 0):  # TF.js returns zeros, NaN or negative values here
         raise ValueError(f"{op}: arguments 'alpha' and 'beta' must be > 0, got alpha={alpha}, beta={beta}")
-    values = _rng(seed, op).gamma(alpha, 1 / beta, math.prod(shape))
-    return _tensor(values, shape, dtype)
+    text = seed_text(seed, op, falsy_is_unseeded=True)
+    return _tensor(gamma_values(math.prod(shape), alpha, beta, dtype == "int32", text), shape, dtype)
 
 
-def multinomial(logits: Any, num_samples: int, seed: Seed = None, normalized: bool = False) -> Tensor:
+def multinomial(logits: TensorLike, num_samples: int, seed: Seed = None, normalized: bool = False) -> Tensor:
     """``num_samples`` event indices (int32) drawn from each row of ``logits`` (rank 1 or 2; the
-    rows are probabilities when ``normalized``, else unnormalised log-probabilities)."""
+    rows are probabilities when ``normalized``, else unnormalised log-probabilities).
+
+    As TF.js's cpu backend, every row draws from a new stream of the same seed."""
     op = "multinomial"
     if isinstance(num_samples, bool) or not isinstance(num_samples, int | np.integer):
         raise TypeError(f"{op}: argument 'num_samples' must be an int, got {type(num_samples).__name__}")
     if num_samples < 0:
         raise ValueError(f"{op}: argument 'num_samples' must be >= 0, got {num_samples}")
+    text = seed_text(seed, op, falsy_is_unseeded=True)
     x = _convert(logits, "logits", op)
     try:
         if x.dtype == "complex64":
@@ -157,7 +138,7 @@ def multinomial(logits: Any, num_samples: int, seed: Seed = None, normalized: bo
         if x.rank > 2:
             raise ValueError(f"{op}: argument 'logits' must have rank 1 or 2, got rank {x.rank}")
         x2 = x if x.rank == 2 else ENGINE.run_kernel(kn.Reshape, (x,), {"shape": (1, x.size)})
-        attrs = {"num_samples": int(num_samples), "seed": _seed_value(seed, op), "normalized": bool(normalized)}
+        attrs = {"num_samples": int(num_samples), "seed": text, "normalized": bool(normalized)}
         try:
             result = ENGINE.run_kernel(kn.Multinomial, (x2,), attrs)
         finally:
@@ -177,6 +158,7 @@ def rand(shape: Shape, rand_function: Callable[[], float], dtype: str | None = N
     """A tensor filled by calling ``rand_function()`` once per element."""
     op = "rand"
     shape = check_shape(shape, op)
+    dtype = None if dtype is None else check_dtype(dtype, op)
     if dtype is not None and dtype not in ("float32", "int32", "bool"):
         raise ValueError(f"{op}: unknown dtype {dtype!r} (expected float32, int32 or bool)")
     if not callable(rand_function):
@@ -201,7 +183,7 @@ def _noise_shape(x: Tensor, noise_shape: Shape | None) -> tuple[int, ...]:
     return shape
 
 
-def dropout(x: Any, rate: float, noise_shape: Shape | None = None, seed: Seed = None) -> Tensor:
+def dropout(x: TensorLike, rate: float, noise_shape: Shape | None = None, seed: Seed = None) -> Tensor:
     """Zero each element (or each slice along ``noise_shape``) with probability ``rate`` and scale
     the rest by ``1 / (1 - rate)``."""
     op = "dropout"
@@ -219,8 +201,8 @@ def dropout(x: Any, rate: float, noise_shape: Shape | None = None, seed: Seed = 
                 return t
             return clone(t)
         shape = _noise_shape(t, noise_shape)
-        keep_prob = np.float32(1 - rate)
-        u = _rng(seed, op).random(math.prod(shape)).astype(np.float32)
+        keep_prob = np.float32(1 - rate)  # float32 tensors: add, floor and div round as TF.js's do
+        u = store(UniformStream(seed_text(seed, op, falsy_is_unseeded=False)).take(math.prod(shape)), "float32")
         multiplier = ENGINE.make_tensor(np.floor(u + keep_prob).reshape(shape) / keep_prob, shape, "float32")
         try:
             return mul(t, multiplier)

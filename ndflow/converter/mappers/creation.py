@@ -1,8 +1,9 @@
 """Creation ops (TF.js converter category ``creation``): fills, ranges, one-hot and random tensors.
 
-Random ops draw from ndflow's generator, so their values never equal TF.js's (TF.js cannot
-reproduce TF's streams either). A nonzero ``seed``/``seed2`` makes them reproducible; both zero
-(TF's "unseeded") draws fresh values on every run.
+Random ops draw TF.js's seeded streams with the seed TF.js's converter passes: the node's ``seed`` attribute
+(``seed2`` is ignored, as TF.js does), so a graph model gives TF.js's values. As in TF.js, ``RandomUniform``
+is never seeded; a missing ``seed`` is 0 for ``RandomUniformInt`` and ``RandomStandardNormal`` (0 is a real
+seed for the uniform ops, "unseeded" for the normal ones) and absent for the others.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from ..load.graph import Node
 from ._util import attr_num, ints, mapper, num
 
 
-def _seed(node: Node) -> int | str | None:
-    """``None`` for TF's unseeded ``seed=seed2=0``; else a seed combining both."""
-    seed, seed2 = int(attr_num(node, "seed", 0)), int(attr_num(node, "seed2", 0))
-    if seed == 0 and seed2 == 0:
-        return None
-    return seed if seed2 == 0 else f"{seed}:{seed2}"
+def _seed(node: Node, default: int | None = None) -> int | None:
+    """The ``seed`` attribute as TF.js's converter reads it (``default`` when the node has none)."""
+    value = attr_num(node, "seed", default)  # type: ignore[arg-type]
+    return None if value is None else int(value)
 
 
 @mapper("Fill")
@@ -71,7 +70,7 @@ def one_hot(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
 @mapper("RandomStandardNormal")
 def random_standard_normal(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """Normal(0, 1) values of the given shape."""
-    return nf.random_standard_normal(ints(inputs[0]), node.dtype("dtype", "float32"), _seed(node))
+    return nf.random_standard_normal(ints(inputs[0]), node.dtype("dtype", "float32"), _seed(node, 0))
 
 
 @mapper("TruncatedNormal")
@@ -85,7 +84,7 @@ def truncated_normal(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
 def random_uniform(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
     """Uniform values in ``[minval, maxval)`` (attributes as TF.js; TF's op draws in ``[0, 1)``)."""
     lo, hi = attr_num(node, "minval", 0), attr_num(node, "maxval", 1)
-    return nf.random_uniform(ints(inputs[0]), lo, hi, node.dtype("dtype", "float32"), _seed(node))
+    return nf.random_uniform(ints(inputs[0]), lo, hi, node.dtype("dtype", "float32"))  # TF.js: never seeded
 
 
 @mapper("RandomUniformInt")
@@ -95,7 +94,7 @@ def random_uniform_int(node: Node, inputs: list[Any], ctx: Any) -> Tensor:
         lo, hi = int(num(inputs[1])), int(num(inputs[2]))
     else:
         lo, hi = int(attr_num(node, "minval", 0)), int(attr_num(node, "maxval", 0))
-    return nf.random_uniform_int(ints(inputs[0]), lo, hi, _seed(node))
+    return nf.random_uniform_int(ints(inputs[0]), lo, hi, _seed(node, 0))
 
 
 @mapper("Multinomial")
