@@ -11,6 +11,10 @@ optimizers are the modern ones), so legacy arrays and ``nf`` ops mix freely::
 
 from __future__ import annotations
 
+from . import math_extra  # noqa: F401  (adds math.copy2D and math.elementWiseMulBroadcast)
+from .checkpoint_loader import CheckpointLoader
+from .dataset import InMemoryDataset
+from .environment import ENV, Environment
 from .graph import (
     ConstantInitializer,
     ConstantNode,
@@ -76,4 +80,5 @@ __all__ = [
     "InGPUMemoryShuffledInputProviderBuilder",
     "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "AdamOptimizer",
     "AdamaxOptimizer", "RMSPropOptimizer",
+    "CheckpointLoader", "InMemoryDataset", "ENV", "Environment",
 ]  # fmt: skip

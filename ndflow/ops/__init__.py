@@ -14,7 +14,7 @@ from types import ModuleType
 
 from . import tensor_methods
 
-NAMESPACES = frozenset({"fused", "image", "linalg", "losses", "signal", "sparse", "spectral", "string"})
+NAMESPACES = frozenset({"fused", "image", "linalg", "losses", "math", "signal", "sparse", "spectral", "string"})
 _HELPERS = frozenset({"convert", "tensor_methods"})
 
 __all__: list[str] = []

@@ -44,6 +44,59 @@ def _as_type(self: Tensor, dtype: str) -> Tensor:
     return shape.cast(self, dtype)
 
 
+def _as_scalar(self: Tensor) -> Tensor:
+    """The one value of a size-1 tensor as a scalar (TF.js's ``asScalar``)."""
+    if self.size != 1:
+        raise ValueError(f"as_scalar: the tensor must have exactly 1 element, got shape {list(self.shape)}")
+    return shape.reshape(self, [])
+
+
+def _as1d(self: Tensor) -> Tensor:
+    """The values as a rank-1 tensor (TF.js's ``as1D``)."""
+    return shape.reshape(self, [self.size])
+
+
+def _as2d(self: Tensor, rows: int, columns: int) -> Tensor:
+    """``reshape(self, [rows, columns])`` (TF.js's ``as2D``)."""
+    return shape.reshape(self, [rows, columns])
+
+
+def _as3d(self: Tensor, rows: int, columns: int, depth: int) -> Tensor:
+    """``reshape(self, [rows, columns, depth])`` (TF.js's ``as3D``)."""
+    return shape.reshape(self, [rows, columns, depth])
+
+
+def _as4d(self: Tensor, rows: int, columns: int, depth: int, depth2: int) -> Tensor:
+    """``reshape(self, [rows, columns, depth, depth2])`` (TF.js's ``as4D``)."""
+    return shape.reshape(self, [rows, columns, depth, depth2])
+
+
+def _as5d(self: Tensor, rows: int, columns: int, depth: int, depth2: int, depth3: int) -> Tensor:
+    """``reshape(self, [rows, columns, depth, depth2, depth3])`` (TF.js's ``as5D``)."""
+    return shape.reshape(self, [rows, columns, depth, depth2, depth3])
+
+
+async def _bytes(self: Tensor) -> bytes | list[bytes]:
+    """The raw bytes of the values (TF.js's ``bytes()``): one ``bytes`` of the little-endian storage for numeric
+    dtypes (float32/int32: 4 bytes a value, bool: 1, complex64: 8), the list of UTF-8 encoded values for string
+    tensors. A coroutine, as TF.js's returns a Promise."""
+    values = await self.data()
+    if self.dtype == "string":
+        return [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+    storage = {"bool": "u1", "int32": "<i4", "float32": "<f4", "complex64": "<c8"}[self.dtype]
+    return values.astype(storage).tobytes()
+
+
+def _where(self: Tensor, condition: Any, x: Any) -> Tensor:
+    """``nf.where(condition, self, x)``: ``self``'s values where ``condition`` is true, else ``x``'s."""
+    return logical.where(condition, self, x)
+
+
+def _variable(self: Tensor, trainable: bool = True, name: str | None = None, dtype: str | None = None) -> Any:
+    """``nf.variable(self, trainable, name, dtype)``: a new variable holding a copy of the values."""
+    return creation.variable(self, trainable, name, dtype)
+
+
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
     return matrix.mat_mul(other, self)
 
@@ -71,8 +124,13 @@ def attach(families: Iterable[ModuleType]) -> None:
     Tensor.reshape_as = _reshape_as
     Tensor.as_type = _as_type
     Tensor.flatten = lambda self: shape.reshape(self, [-1])
-    Tensor.as_scalar = lambda self: shape.reshape(self, [])
-    Tensor.as1d = lambda self: shape.reshape(self, [-1])
+    Tensor.as_scalar = _as_scalar
+    Tensor.as1d, Tensor.as2d, Tensor.as3d, Tensor.as4d, Tensor.as5d = _as1d, _as2d, _as3d, _as4d, _as5d
+    Tensor.bytes = _bytes
+    Tensor.where = _where
+    Tensor.variable = _variable
+    Tensor.ones_like = _method(creation.ones_like)
+    Tensor.zeros_like = _method(creation.zeros_like)
     Tensor.to_float = lambda self: shape.cast(self, "float32")
     Tensor.to_int = lambda self: shape.cast(self, "int32")
     Tensor.to_bool = lambda self: shape.cast(self, "bool")

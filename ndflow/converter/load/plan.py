@@ -370,7 +370,9 @@ def validate(
     if bad:
         lines = [f"  {op}: {_short(nodes)}" for op, nodes in sorted(bad.items())]
         raise NotImplementedError(
-            f"{source}: {len(bad)} op type(s) are not supported by ndflow's converter:\n" + "\n".join(lines)
+            f"{source}: {len(bad)} op type(s) are not supported by ndflow's converter:\n"
+            + "\n".join(lines)
+            + "\n(a custom op runs once registered with nf.register_op(op_name, fn) before loading)"
         )
 
 

@@ -38,6 +38,12 @@ def op(*tf_ops: str, needs_async: bool = False) -> Callable[[Mapper], Mapper]:
     return wrap
 
 
+def unregister_op(tf_op: str) -> Mapper | None:
+    """Remove the mapper of ``tf_op`` (returned; ``None`` if it had none)."""
+    _ASYNC.discard(tf_op)
+    return _MAPPERS.pop(tf_op, None)
+
+
 def get_mapper(tf_op: str) -> Mapper | None:
     return _MAPPERS.get(tf_op)
 

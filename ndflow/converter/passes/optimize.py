@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ...core.flags import env
 from ...core.tensor import Tensor
 from ..load.plan import Graph, is_control_flow
+from ..load.registry import get_mapper
 from .abs_prelu import fuse_abs_prelu
 from .canon import canonical_clips, canonical_prelu, pads_into_convs
 from .constant_fold import fold_constants, remove_identities
@@ -67,6 +68,8 @@ def optimize_graph(graph: Graph, weights: Mapping[str, Tensor], passes: tuple[st
     unknown = [p for p in passes if p not in PASSES]
     if unknown:
         raise ValueError(f"optimize_graph: unknown passes {unknown}; expected some of {list(PASSES)}")
+    if any(getattr(get_mapper(n.op), "overrides_builtin", False) for g in graph.walk() for n in g.nodes.values()):
+        passes = ()  # an op of the graph runs a function given to nf.register_op: no pass may rewrite it away
     rw = Rewriter(graph, weights)
     # Loop bodies (TF1 control flow) keep their nodes: frames give a node's inputs their meaning there.
     rw.protected |= _frame_nodes(graph)
