@@ -26,14 +26,53 @@ BYTES_PER_ELEMENT = {float32: 4, int32: 4, bool_: 1, complex64: 8}
 _RANK = {bool_: 0, int32: 1, float32: 2, complex64: 3}
 
 
+class Int32RangeError(OverflowError, ValueError):
+    """An integer value outside int32's range where int32 is stored (the flag ``INT64_WRAP`` wraps instead).
+
+    An OverflowError as numpy's, and a ValueError as every other bad value ndflow refuses."""
+
+
 def check_dtype(dtype: object, op: str = "dtype", arg: str = "dtype") -> str:
-    """Return ``dtype`` as one of the TF.js dtype names, or raise a clear error."""
+    """Return ``dtype`` as one of the TF.js dtype names, or raise a clear error.
+
+    Besides the names, numpy's dtypes and scalar types (``np.float32``, ``np.dtype("int32")``), Python's
+    ``bool`` and ``str`` and torch's dtypes (``torch.float32``) name the same five dtypes. A dtype ndflow does
+    not store (``float64``, ``int64``, ...) is refused with the dtype that holds its values."""
     if isinstance(dtype, str) and dtype in NUMPY_DTYPE:
         return dtype
     if dtype is None:
         raise TypeError(f"{op}: argument '{arg}' must be a dtype, got None")
-    name = getattr(dtype, "__name__", None) or str(dtype)
-    raise TypeError(f"{op}: argument '{arg}' must be one of {', '.join(DTYPES)}, got {name!r}")
+    name = _foreign_name(dtype)
+    if name in NUMPY_DTYPE:
+        return name
+    shown = name if name is not None else (getattr(dtype, "__name__", None) or str(dtype))
+    hint = _STORED_AS.get(shown or "")
+    extra = f" (ndflow stores {shown} values as {hint}: pass {hint!r})" if hint else ""
+    raise TypeError(f"{op}: argument '{arg}' must be one of {', '.join(DTYPES)}, got {shown!r}{extra}")
+
+
+# The dtypes ndflow has no storage for, and the TF.js dtype that holds their values.
+_STORED_AS = {
+    "float16": float32, "float64": float32, "bfloat16": float32, "int8": int32, "int16": int32, "int64": int32,
+    "uint8": int32, "uint16": int32, "uint32": int32, "uint64": int32, "complex128": complex64,
+}  # fmt: skip
+
+
+def _foreign_name(dtype: object) -> str | None:
+    """The name of a numpy, Python or torch dtype (``np.float32`` -> "float32"), or None."""
+    if dtype is bool:
+        return bool_
+    if dtype is str:
+        return string
+    module = getattr(type(dtype), "__module__", "") or ""
+    if module.startswith("torch"):  # torch.float32 prints as "torch.float32"; torch.bool as "torch.bool"
+        return str(dtype).removeprefix("torch.")
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        np_dtype = np.dtype(dtype)
+        if np_dtype.kind in "OUS":
+            return string
+        return "bool" if np_dtype.kind == "b" else np_dtype.name
+    return dtype if isinstance(dtype, str) else None
 
 
 def from_numpy(np_dtype: np.dtype) -> str:

@@ -6,10 +6,12 @@ Chainable methods and Python operators are attached by ``ndflow.ops`` (core know
 from __future__ import annotations
 
 import math
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import dlpack, numpy_protocol
 from .tensor_format import tensor_to_string
 
 if TYPE_CHECKING:
@@ -27,13 +29,21 @@ class DisposedTensorError(RuntimeError):
     """A tensor was used after ``dispose()``."""
 
 
-class Tensor:
+if TYPE_CHECKING:  # the methods and operators ndflow.ops attaches (generated: tools/gen_typing.py)
+    from ._tensor_methods import TensorMethods as _AttachedMethods
+else:
+    _AttachedMethods = object
+
+
+class Tensor(_AttachedMethods):
     """An immutable n-dimensional array whose values live in a backend's data store."""
 
     __slots__ = ("shape", "dtype", "size", "id", "data_id", "_info", "kept", "scope_id", "_disposed", "__weakref__")
 
-    # numpy defers to the tensor's operators (`ndarray + tensor` is a Tensor, not an ndarray).
-    __array_ufunc__ = None
+    # numpy defers to the tensor's operators (`ndarray + tensor` is a Tensor, not an ndarray): numpy's rule for
+    # objects without `__array_ufunc__` whose priority is higher. numpy's functions and ufuncs called on a tensor
+    # (`np.sum(t)`, `np.sqrt(t)`) compute in numpy and return numpy values (docs/interop.md).
+    __array_priority__ = 1000
 
     def __init__(self, shape: tuple[int, ...], dtype: str, data_id: int, tensor_id: int, info: DataInfo) -> None:
         self.shape = shape
@@ -49,6 +59,11 @@ class Tensor:
     # -- attributes ------------------------------------------------------------------------------
     @property
     def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        """The rank (numpy's name)."""
         return len(self.shape)
 
     @property
@@ -110,12 +125,38 @@ class Tensor:
         return np.array(self._values(), copy=True).reshape(self.shape)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        values = self._values().reshape(self.shape)
-        if copy or (dtype is not None and np.dtype(dtype) != values.dtype):
-            return np.array(values, dtype=dtype, copy=True)
-        view = values.view()
-        view.flags.writeable = False
-        return view
+        """numpy's conversion: a read-only view of the values (a writable copy with ``copy=True``)."""
+        return numpy_protocol.as_array(self, dtype, copy)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """numpy functions on tensors (``np.sum(t)``, ``np.concatenate([t, u])``) run on the values and return
+        numpy values: nothing to dispose."""
+        return numpy_protocol.array_function(func, args, kwargs)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the values: zero-copy and read-only where possible (see ``ndflow/core/dlpack.py``)."""
+        return dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack ``(device type, device id)`` of the values: ``(1, 0)`` for host memory, ``(2, i)`` CUDA."""
+        return dlpack.dlpack_device(self)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python scalar (float, int, bool, complex or str)."""
+        if self.size != 1:
+            raise ValueError(f"item: only a tensor of one element has a Python value, got shape {list(self.shape)}")
+        return self._values().reshape(()).item()
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (a Python scalar for rank 0), as numpy's ``tolist``."""
+        return self.array_sync()
 
     def buffer_sync(self) -> TensorBuffer:
         """A mutable ``TensorBuffer`` holding a copy of the values."""
@@ -166,6 +207,14 @@ class Tensor:
             return f"<ndflow.Tensor id={self.id} {shown} (print() shows the values)>"
         return self.to_string(verbose=True)
 
+    def __format__(self, format_spec: str) -> str:
+        """``f"{t:.2f}"`` formats the value of a rank-0 tensor; ``f"{t}"`` is ``str(t)`` (as torch does)."""
+        return numpy_protocol.format_tensor(self, format_spec)
+
+    def _repr_html_(self) -> str:
+        """The tensor in notebooks: its repr (TF.js's print layout) in a ``<pre>`` block."""
+        return numpy_protocol.html(self)
+
     # -- Python protocol -------------------------------------------------------------------------
     def __len__(self) -> int:
         if not self.shape:
@@ -196,6 +245,11 @@ class Tensor:
         return self._values().reshape(()).item()
 
     __hash__ = object.__hash__
+
+    def __await__(self) -> Generator[Any, None, Tensor]:
+        """``await t`` gives ``t`` at once (a finished result; ported ``await model.predict(x)`` works)."""
+        return self
+        yield  # pragma: no cover - a generator that finishes on its first step
 
 
 class Variable(Tensor):

@@ -10,16 +10,43 @@ from typing import Any
 import numpy as np
 
 from ..core import kernel_names as kn
-from ..core.dtypes import NUMPY_DTYPE, check_dtype, from_numpy, upcast_type
+from ..core.dtypes import NUMPY_DTYPE, Int32RangeError, check_dtype, from_numpy, upcast_type
 from ..core.engine import ENGINE
+from ..core.flags import env
 from ..core.tensor import Tensor
 
+# INT64_WRAP: integers outside int32's range wrap modulo 2**32 as TF.js's Int32Array stores them; off (the
+# default), they are an error naming the op.
+env().register_flag("INT64_WRAP", lambda: False)
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
 _SCALARS = (bool, int, float, complex, np.generic)
+_PLAIN = (np.ndarray, Tensor, list, tuple, str, bytes, *_SCALARS)
+
+
+def host_values(values: Any) -> Any:
+    """A torch tensor (or another framework's array with ``__dlpack__``) as a numpy array on the host; anything
+    else unchanged. A torch tensor that requires grad is detached (ndflow has its own gradients)."""
+    if values is None or isinstance(values, _PLAIN):
+        return values
+    if type(values).__module__.startswith("torch") and hasattr(values, "detach"):
+        values = values.detach()
+        if values.dtype.is_floating_point and values.element_size() == 2:  # numpy has no bfloat16
+            values = values.float()
+        return values.cpu().resolve_conj().resolve_neg().numpy()
+    if hasattr(values, "__dlpack__") and not hasattr(values, "__array__"):
+        try:
+            return np.from_dlpack(values, device="cpu")
+        except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"cannot read a {type(values).__name__} through DLPack: {exc}") from None
+    return values
 
 
 def infer_dtype(values: Any) -> str:
     """TF.js's dtype inference: numbers -> float32, bools -> bool, strings -> string;
     numpy arrays by their dtype (float64 -> float32, int64 -> int32)."""
+    values = host_values(values)
     if isinstance(values, np.ndarray | np.generic):
         return from_numpy(values.dtype)
     while isinstance(values, list | tuple) and values:
@@ -82,18 +109,60 @@ def to_array(values: Any, dtype: str, op: str) -> np.ndarray:
         source = np.asarray(values)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{op}: cannot make a tensor from {type(values).__name__}: {exc}") from None
+    if source.dtype.kind == "O" and _has_big_int(source):
+        raise Int32RangeError(
+            f"{op}: an integer value is outside int64's range, and int32's ({_INT32_MIN}..{_INT32_MAX})"
+        )
     if source.dtype.kind in "USO":
         raise TypeError(f"{op}: values of dtype {dtype} cannot be made from strings or objects ({source.dtype})")
-    if dtype == "int32" and source.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            source = np.trunc(source)  # TF.js stores numbers into Int32Array: truncation
     if dtype == "bool" and source.dtype.kind != "b":
         return source != 0
+    if dtype == "int32" and source.dtype.kind in "iuf":
+        return to_int32(source, op)
     return np.array(source, dtype=NUMPY_DTYPE[dtype], copy=True)
 
 
+def _has_big_int(array: np.ndarray) -> bool:
+    return any(isinstance(v, int) and not isinstance(v, bool) for v in array.reshape(-1))
+
+
+def to_int32(source: np.ndarray, op: str) -> np.ndarray:
+    """Integer or float values as a new int32 array (floats truncated, as TF.js's Int32Array stores them).
+
+    Values outside int32's range raise an ``Int32RangeError`` (an OverflowError and a ValueError) naming ``op``,
+    unless the flag ``INT64_WRAP`` is on: then they wrap modulo 2**32 as in TF.js. Never silently wrong: numpy
+    alone would wrap without a word."""
+    if source.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            source = np.trunc(source)
+        finite = source[np.isfinite(source)] if source.size else source
+        bad = finite.size > 0 and (finite.min() < _INT32_MIN or finite.max() > _INT32_MAX)
+    else:
+        bad = source.dtype.itemsize >= 4 and source.size > 0 and _int_out_of_range(source)
+    if bad:
+        if not env().get_bool("INT64_WRAP"):
+            outside = source[(source < _INT32_MIN) | (source > _INT32_MAX)].reshape(-1)[0]
+            raise Int32RangeError(
+                f"{op}: value {int(outside)} is outside int32's range ({_INT32_MIN}..{_INT32_MAX}); ndflow stores "
+                "integers as int32, as TF.js does. Set the flag INT64_WRAP=true to wrap them modulo 2**32 as TF.js's "
+                "Int32Array does"
+            )
+        if source.dtype.kind == "f":
+            source = np.where(np.isfinite(source), np.mod(source, 2.0**32), 0.0).astype(np.int64)
+        return source.astype(np.int32)  # numpy's integer cast wraps modulo 2**32
+    with np.errstate(invalid="ignore"):
+        return np.array(source, dtype=np.int32, copy=True)
+
+
+def _int_out_of_range(source: np.ndarray) -> bool:
+    if source.dtype == np.int32:
+        return False
+    return bool(source.min() < _INT32_MIN or source.max() > _INT32_MAX)
+
+
 def make_tensor(values: Any, shape: Sequence[int] | None, dtype: str | None, op: str = "tensor") -> Tensor:
-    """Create a tensor from Python or numpy values (TF.js's ``makeTensor``)."""
+    """Create a tensor from Python, numpy or torch values (TF.js's ``makeTensor``); the values are copied."""
+    values = host_values(values)
     dtype = infer_dtype(values) if dtype is None else check_dtype(dtype, op)
     array = to_array(values, dtype, op)
     if shape is not None:
@@ -153,6 +222,9 @@ def scalar_like(x: Any, other: Tensor) -> Tensor:
         d = "complex64"
     else:
         raise TypeError(f"cannot combine a {type(x).__name__} with a {dtype} tensor")
+    if d == "int32" and not _INT32_MIN <= x <= _INT32_MAX:  # an error, or wrapped under INT64_WRAP
+        wrapped = to_int32(np.array(int(x), dtype=np.int64), f"combining {x} with a {dtype} tensor")
+        return ENGINE.make_tensor(wrapped, (), d)
     return ENGINE.make_tensor(np.array(x, dtype=NUMPY_DTYPE[d]), (), d)
 
 

@@ -11,17 +11,18 @@ from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE, check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor, Variable
+from ..core.types import TensorLike
 from .convert import check_shape, converted, infer_dtype, make_tensor, to_array
 
 Shape = Sequence[int]
 
 
-def tensor(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     """A tensor from a Python scalar, nested lists or a numpy array (dtype inferred as TF.js does)."""
     return make_tensor(values, shape, dtype, "tensor")
 
 
-def scalar(value: Any, dtype: str | None = None) -> Tensor:
+def scalar(value: TensorLike, dtype: str | None = None) -> Tensor:
     """A rank-0 tensor."""
     if isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim > 0):
         raise ValueError("scalar: argument 'value' must be a single value; use nf.tensor for lists")
@@ -45,27 +46,27 @@ def _ranked(rank: int, values: Any, shape: Shape | None, dtype: str | None) -> T
     return make_tensor(values, shape, dtype, op)
 
 
-def tensor1d(values: Any, dtype: str | None = None) -> Tensor:
+def tensor1d(values: TensorLike, dtype: str | None = None) -> Tensor:
     return _ranked(1, values, None, dtype)
 
 
-def tensor2d(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor2d(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     return _ranked(2, values, shape, dtype)
 
 
-def tensor3d(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor3d(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     return _ranked(3, values, shape, dtype)
 
 
-def tensor4d(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor4d(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     return _ranked(4, values, shape, dtype)
 
 
-def tensor5d(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor5d(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     return _ranked(5, values, shape, dtype)
 
 
-def tensor6d(values: Any, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
+def tensor6d(values: TensorLike, shape: Shape | None = None, dtype: str | None = None) -> Tensor:
     return _ranked(6, values, shape, dtype)
 
 
@@ -87,7 +88,7 @@ def ones(shape: Shape, dtype: str = "float32") -> Tensor:
     return _filled("ones", shape, dtype, 1)
 
 
-def fill(shape: Shape, value: Any, dtype: str | None = None) -> Tensor:
+def fill(shape: Shape, value: TensorLike, dtype: str | None = None) -> Tensor:
     """A tensor of ``shape`` with every element ``value``."""
     shape = check_shape(shape, "fill")
     dtype = infer_dtype(value) if dtype is None else check_dtype(dtype, "fill")
@@ -97,7 +98,7 @@ def fill(shape: Shape, value: Any, dtype: str | None = None) -> Tensor:
     return ENGINE.run_kernel(kn.Fill, (), {"shape": shape, "value": value, "dtype": dtype})
 
 
-def zeros_like(x: Any) -> Tensor:
+def zeros_like(x: TensorLike) -> Tensor:
     """Zeros of ``x``'s shape and dtype."""
     with converted(x, "x", "zeros_like") as t:
         if t.dtype == "string":  # as TF.js: numeric tensors only
@@ -105,7 +106,7 @@ def zeros_like(x: Any) -> Tensor:
         return ENGINE.run_kernel(kn.ZerosLike, (t,), None)
 
 
-def ones_like(x: Any) -> Tensor:
+def ones_like(x: TensorLike) -> Tensor:
     """Ones of ``x``'s shape and dtype."""
     with converted(x, "x", "ones_like") as t:
         if t.dtype == "string":  # as TF.js: numeric tensors only
@@ -135,6 +136,7 @@ def range(start: float, stop: float | None = None, step: float = 1, dtype: str =
     step = _number(step, "range", "step")
     if step == 0:
         raise ValueError("range: argument 'step' must not be 0")
+    dtype = check_dtype(dtype, "range")  # numpy's and torch's dtypes name ours
     if dtype not in ("float32", "int32"):
         raise TypeError(f"range: argument 'dtype' must be float32 or int32, got {dtype!r}")
     return ENGINE.run_kernel(kn.Range, (), {"start": start, "stop": stop, "step": step, "dtype": dtype})
@@ -156,13 +158,15 @@ def eye(
     return ENGINE.make_tensor(matrix, matrix.shape, dtype)
 
 
-def clone(x: Any) -> Tensor:
+def clone(x: TensorLike) -> Tensor:
     """A new tensor sharing ``x``'s data (no copy: tensors are immutable)."""
     with converted(x, "x", "clone") as t:
         return ENGINE.run_kernel(kn.Identity, (t,), None)
 
 
-def variable(initial_value: Any, trainable: bool = True, name: str | None = None, dtype: str | None = None) -> Variable:
+def variable(
+    initial_value: TensorLike, trainable: bool = True, name: str | None = None, dtype: str | None = None
+) -> Variable:
     """A mutable ``Variable`` initialised from a tensor (or values); never disposed by ``tidy``."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"variable: argument 'name' must be a string, got {type(name).__name__}")

@@ -11,10 +11,12 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
+from . import _indexing
 from .convert import converted, converted_list, int_list, normalize_axis
 
 
-def slice(x: Any, begin: int | Sequence[int], size: int | Sequence[int] | None = None) -> Tensor:  # noqa: A001
+def slice(x: TensorLike, begin: int | Sequence[int], size: int | Sequence[int] | None = None) -> Tensor:  # noqa: A001
     """The block starting at ``begin`` of extent ``size`` (-1: to the end of that axis)."""
     begin = int_list(begin, "slice", "begin", scalar_ok=True)
     size = None if size is None else int_list(size, "slice", "size", scalar_ok=True)
@@ -41,7 +43,7 @@ def slice(x: Any, begin: int | Sequence[int], size: int | Sequence[int] | None =
 
 
 def strided_slice(
-    x: Any,
+    x: TensorLike,
     begin: Sequence[int],
     end: Sequence[int],
     strides: Sequence[int] | None = None,
@@ -63,9 +65,15 @@ def strided_slice(
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]`` for ints, slices (with steps), ``None`` and ``...``, as numpy basic indexing."""
+    """``x[key]`` as numpy indexes: ints, slices (with steps), ``None`` and ``...`` (a strided slice), and one
+    array index among them: a boolean mask (``x[x > 2]``) or integers (``x[[0, 2]]``, ``x[nf.tensor([0, 2])]``),
+    done as a gather (ops/_indexing.py). Differentiable."""
     if not isinstance(key, tuple):
         key = (key,)
+    if any(isinstance(k, Tensor) and k.rank == 0 and k.dtype == "int32" for k in key):
+        key = tuple(int(k) if isinstance(k, Tensor) and k.rank == 0 and k.dtype == "int32" else k for k in key)
+    if any(_indexing.is_array_index(k) for k in key):
+        return _indexing.array_getitem(x, key, getitem)
     begin, end, strides = [], [], []
     masks = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0}
     for i, k in enumerate(key):
@@ -94,8 +102,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
                 masks["end_mask"] |= bit
         else:
             raise TypeError(
-                f"getitem: unsupported index {k!r} ({type(k).__name__}); use ints, slices, None or ..., "
-                "or nf.gather for index tensors"
+                f"getitem: unsupported index {k!r:.60} ({type(k).__name__}); use ints, slices, None, ..., "
+                "a boolean mask or an array of ints"
             )
     n_axes = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_axes > x.rank:
@@ -109,7 +117,7 @@ def _index_int(v: Any) -> int:
     return int(v)
 
 
-def gather(x: Any, indices: Any, axis: int = 0, batch_dims: int = 0) -> Tensor:
+def gather(x: TensorLike, indices: TensorLike, axis: int = 0, batch_dims: int = 0) -> Tensor:
     """Slices of ``x`` along ``axis`` at ``indices`` (int32); ``batch_dims`` leading dims are batches."""
     with converted(x, "x", "gather") as t, converted(indices, "indices", "gather", "int32") as idx:
         if idx.dtype != "int32":
@@ -128,7 +136,7 @@ def gather(x: Any, indices: Any, axis: int = 0, batch_dims: int = 0) -> Tensor:
         return ENGINE.run_kernel(kn.GatherV2, (t, idx), {"axis": axis, "batch_dims": batch_dims})
 
 
-def concat(tensors: Sequence[Any], axis: int = 0) -> Tensor:
+def concat(tensors: Sequence[TensorLike], axis: int = 0) -> Tensor:
     """Join tensors along an existing axis (all other dims must match; dtypes upcast)."""
     with converted_list(tensors, "tensors", "concat") as ts:
         rank = ts[0].rank
@@ -149,7 +157,7 @@ def concat(tensors: Sequence[Any], axis: int = 0) -> Tensor:
         return ENGINE.run_kernel(kn.Concat, tuple(ts), {"axis": axis})
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Tensor:
+def stack(tensors: Sequence[TensorLike], axis: int = 0) -> Tensor:
     """Join tensors of one shape along a new axis."""
     with converted_list(tensors, "tensors", "stack", same_dtype=True) as ts:
         for i, t in enumerate(ts):
