@@ -8,7 +8,7 @@ import inspect
 import logging
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .backend import Backend
 from .engine import ENGINE, Engine, Priority
@@ -22,7 +22,15 @@ from .tensor import Tensor
 T = TypeVar("T")
 
 
-def tidy(name_or_fn: str | Callable[..., T] | None = None, fn: Callable[..., T] | None = None, *args: Any) -> Any:
+@overload
+def tidy(name_or_fn: Callable[..., T], /, *args: Any) -> T: ...
+@overload
+def tidy(name_or_fn: str, fn: Callable[..., T], /, *args: Any) -> T: ...
+@overload
+def tidy(name_or_fn: str | None = None, /) -> Callable[[Callable[..., T]], Callable[..., T]]: ...
+
+
+def tidy(name_or_fn: str | Callable[..., T] | None = None, fn: Any = None, *args: Any) -> Any:
     """Run ``fn`` and dispose every tensor it created except those it returns (or ``keep()``-ed).
 
     ``tidy(fn)``, ``tidy(fn, *args)``, ``tidy("name", fn, *args)`` run now, as TF.js's ``tf.tidy``.

@@ -18,6 +18,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 
 
@@ -98,8 +99,8 @@ async def _ready(*tensors: Tensor) -> None:
 
 
 def non_max_suppression(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,
@@ -111,8 +112,8 @@ def non_max_suppression(
 
 
 async def non_max_suppression_async(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,
@@ -125,8 +126,8 @@ async def non_max_suppression_async(
 
 
 def non_max_suppression_with_score(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,
@@ -141,8 +142,8 @@ def non_max_suppression_with_score(
 
 
 async def non_max_suppression_with_score_async(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,
@@ -157,8 +158,8 @@ async def non_max_suppression_with_score_async(
 
 
 def non_max_suppression_padded(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,
@@ -173,8 +174,8 @@ def non_max_suppression_padded(
 
 
 async def non_max_suppression_padded_async(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: int,
     iou_threshold: float = 0.5,
     score_threshold: float = -math.inf,

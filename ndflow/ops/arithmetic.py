@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core import kernel_names as kn
 from ..core.dispatch import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import binary_inputs, broadcast_shape, converted_list, dispose_temps
-
-TensorLike = Any
-
 
 _EXACT = 1 << 24  # integers float32 holds exactly
 

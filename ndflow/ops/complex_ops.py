@@ -15,6 +15,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 
 
@@ -34,7 +35,7 @@ def _const(values: Any, dtype: str) -> Tensor:
 # ----------------------------------------------------------------------------- complex numbers
 
 
-def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - TF.js's name
+def complex(real: TensorLike, imag: TensorLike) -> Tensor:  # noqa: A001 - TF.js's name
     """A complex64 tensor ``real + i * imag`` from two real tensors of the same shape."""
     with converted(real, "real", "complex") as re, converted(imag, "imag", "complex") as im:
         for name, t in (("real", re), ("imag", im)):
@@ -52,12 +53,12 @@ def _part(kernel: str, op: str, x: Any) -> Tensor:
         return _k(kernel, t)
 
 
-def real(input: Any) -> Tensor:  # noqa: A002 - TF.js's name
+def real(input: TensorLike) -> Tensor:  # noqa: A002 - TF.js's name
     """The real parts (float32) of a complex64 tensor."""
     return _part(kn.Real, "real", input)
 
 
-def imag(input: Any) -> Tensor:  # noqa: A002
+def imag(input: TensorLike) -> Tensor:  # noqa: A002
     """The imaginary parts (float32) of a complex64 tensor."""
     return _part(kn.Imag, "imag", input)
 
@@ -80,17 +81,17 @@ def _transform(kernel: str, op: str, x: Any) -> Tensor:
         return _k(kernel, t)
 
 
-def fft(input: Any) -> Tensor:  # noqa: A002
+def fft(input: TensorLike) -> Tensor:  # noqa: A002
     """Discrete Fourier transform of a complex64 tensor over its innermost axis."""
     return _transform(kn.FFT, "fft", input)
 
 
-def ifft(input: Any) -> Tensor:  # noqa: A002
+def ifft(input: TensorLike) -> Tensor:  # noqa: A002
     """Inverse discrete Fourier transform of a complex64 tensor over its innermost axis."""
     return _transform(kn.IFFT, "ifft", input)
 
 
-def rfft(input: Any, fft_length: int | None = None) -> Tensor:  # noqa: A002
+def rfft(input: TensorLike, fft_length: int | None = None) -> Tensor:  # noqa: A002
     """Fourier transform of a real (float32) signal over its innermost axis: the ``n // 2 + 1``
     non-redundant terms, ``n`` being ``fft_length`` (the signal cropped or zero-padded to it)."""
     with converted(input, "input", "rfft") as t:
@@ -120,7 +121,7 @@ def rfft(input: Any, fft_length: int | None = None) -> Tensor:  # noqa: A002
         return _tidy(run)
 
 
-def irfft(input: Any) -> Tensor:  # noqa: A002
+def irfft(input: TensorLike) -> Tensor:  # noqa: A002
     """Inverse of ``rfft``: the real signal (float32) of length ``2 * (n - 1)`` whose spectrum has the
     ``n`` terms of the innermost axis (for ``n <= 2``, the real part of ``ifft``)."""
     with converted(input, "input", "irfft") as t:

@@ -20,6 +20,7 @@ from ..core import conv_util as cu
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import to_tensor
 
 
@@ -131,8 +132,8 @@ _cached_geometry = functools.lru_cache(maxsize=4096)(_conv2d_geometry)
 
 def prepare_conv2d(
     a: ConvArgs,
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: Any,
     pad: Any,
     data_format: str,
@@ -166,8 +167,8 @@ def prepare_conv2d(
 
 
 def conv2d(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     data_format: str = "NHWC",
@@ -181,8 +182,8 @@ def conv2d(
 
 
 def conv1d(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     stride: int,
     pad: Any,
     data_format: str = "NWC",
@@ -253,8 +254,8 @@ def _check_transpose_shape(op: str, info: cu.ConvInfo, x_shape: tuple[int, ...],
 
 
 def conv2d_transpose(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     output_shape: Sequence[int],
     strides: int | Sequence[int],
     pad: Any,
@@ -275,8 +276,8 @@ def conv2d_transpose(
 
 
 def conv3d(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     data_format: str = "NDHWC",
@@ -299,8 +300,8 @@ def conv3d(
 
 
 def conv3d_transpose(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     output_shape: Sequence[int],
     strides: int | Sequence[int],
     pad: Any,
@@ -318,8 +319,8 @@ def conv3d_transpose(
 
 
 def depthwise_conv2d(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     data_format: str = "NHWC",
@@ -335,9 +336,9 @@ def depthwise_conv2d(
 
 
 def separable_conv2d(
-    x: Any,
-    depthwise_filter: Any,
-    pointwise_filter: Any,
+    x: TensorLike,
+    depthwise_filter: TensorLike,
+    pointwise_filter: TensorLike,
     strides: int | Sequence[int],
     pad: Any,
     dilation: int | Sequence[int] = 1,
@@ -372,8 +373,8 @@ def separable_conv2d(
 
 
 def dilation2d(
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     dilations: int | Sequence[int] = 1,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from contextlib import ExitStack
-from typing import Any
 
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 
 
@@ -41,7 +41,7 @@ def _parse(equation: str, num_tensors: int) -> tuple[list[str], str]:
     return terms, output
 
 
-def einsum(equation: str, *tensors: Any) -> Tensor:
+def einsum(equation: str, *tensors: TensorLike) -> Tensor:
     """Einstein summation over one or two tensors, e.g. ``einsum('ij,jk->ik', a, b)``.
 
     As TF.js: an explicit ``->`` output is required, no ellipsis, no repeated label within one input.

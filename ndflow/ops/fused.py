@@ -20,6 +20,7 @@ from typing import Any
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .conv import ConvArgs, prepare_conv2d
 from .convert import binary_inputs, broadcast_shape
 
@@ -157,18 +158,18 @@ def recorded_conv(depthwise: bool, record: list, **kwargs: Any) -> Tensor:
 
 def conv2d(
     *,
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     data_format: str = "NHWC",
     dilations: int | Sequence[int] = 1,
     dim_rounding_mode: str | None = None,
-    bias: Any = None,
+    bias: TensorLike | None = None,
     activation: str | None = "linear",
-    prelu_activation_weights: Any = None,
+    prelu_activation_weights: TensorLike | None = None,
     leakyrelu_alpha: float = 0.2,
-    add: Any = None,
+    add: TensorLike | None = None,
 ) -> Tensor:
     """``activation(conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments, as TF.js's config;
     ``add``, a tensor of the output's shape, is an ndflow extension)."""
@@ -180,18 +181,18 @@ def conv2d(
 
 def depthwise_conv2d(
     *,
-    x: Any,
-    filter: Any,  # noqa: A002 - TF.js's name
+    x: TensorLike,
+    filter: TensorLike,  # noqa: A002 - TF.js's name
     strides: int | Sequence[int],
     pad: Any,
     data_format: str = "NHWC",
     dilations: int | Sequence[int] = 1,
     dim_rounding_mode: str | None = None,
-    bias: Any = None,
+    bias: TensorLike | None = None,
     activation: str | None = "linear",
-    prelu_activation_weights: Any = None,
+    prelu_activation_weights: TensorLike | None = None,
     leakyrelu_alpha: float = 0.2,
-    add: Any = None,
+    add: TensorLike | None = None,
 ) -> Tensor:
     """``activation(depthwise_conv2d(x, filter) + bias + add)`` in one kernel (keyword arguments; ``add``
     is an ndflow extension)."""
@@ -203,13 +204,13 @@ def depthwise_conv2d(
 
 def mat_mul(
     *,
-    a: Any,
-    b: Any,
+    a: TensorLike,
+    b: TensorLike,
     transpose_a: bool = False,
     transpose_b: bool = False,
-    bias: Any = None,
+    bias: TensorLike | None = None,
     activation: str | None = "linear",
-    prelu_activation_weights: Any = None,
+    prelu_activation_weights: TensorLike | None = None,
     leakyrelu_alpha: float = 0.2,
 ) -> Tensor:
     """``activation(mat_mul(a, b) + bias)`` in one kernel; batch axes broadcast (keyword arguments)."""

@@ -17,6 +17,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from ._image_nms import (
     non_max_suppression,
     non_max_suppression_async,
@@ -118,14 +119,14 @@ def _resize(kernel: str, op: str, images: Any, size: Any, align_corners: bool, h
 
 
 def resize_bilinear(
-    images: Any, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
+    images: TensorLike, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
 ) -> Tensor:
     """Bilinear resize of an image (HWC) or a batch (NHWC) to ``size = [height, width]``; float32."""
     return _resize(kn.ResizeBilinear, "resize_bilinear", images, size, align_corners, half_pixel_centers)
 
 
 def resize_nearest_neighbor(
-    images: Any, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
+    images: TensorLike, size: Sequence[int], align_corners: bool = False, half_pixel_centers: bool = False
 ) -> Tensor:
     """Nearest-neighbour resize of an image (HWC) or a batch (NHWC) of float32 or int32 to ``size``."""
     return _resize(kn.ResizeNearestNeighbor, "resize_nearest_neighbor", images, size, align_corners, half_pixel_centers)
@@ -135,9 +136,9 @@ def resize_nearest_neighbor(
 
 
 def crop_and_resize(
-    image: Any,
-    boxes: Any,
-    box_ind: Any,
+    image: TensorLike,
+    boxes: TensorLike,
+    box_ind: TensorLike,
     crop_size: Sequence[int],
     method: str = "bilinear",
     extrapolation_value: float = 0,
@@ -170,7 +171,7 @@ def crop_and_resize(
         return ENGINE.run_kernel(kn.CropAndResize, (img, bx, ind), attrs)
 
 
-def flip_left_right(image: Any) -> Tensor:
+def flip_left_right(image: TensorLike) -> Tensor:
     """Mirror a batch of float32 images (NHWC) horizontally."""
     with _image(image, "image", "flip_left_right", "float32") as t:
         _rank(t, (4,), "image", "flip_left_right")
@@ -178,7 +179,7 @@ def flip_left_right(image: Any) -> Tensor:
 
 
 def rotate_with_offset(
-    image: Any, radians: float, fill_value: float | Sequence[float] = 0, center: float | Sequence[float] = 0.5
+    image: TensorLike, radians: float, fill_value: float | Sequence[float] = 0, center: float | Sequence[float] = 0.5
 ) -> Tensor:
     """Rotate float32 images (NHWC) by ``radians`` about ``center`` (fractions of width, height).
 
@@ -211,8 +212,8 @@ def rotate_with_offset(
 
 
 def transform(
-    image: Any,
-    transforms: Any,
+    image: TensorLike,
+    transforms: TensorLike,
     interpolation: str = "nearest",
     fill_mode: str = "constant",
     fill_value: float = 0,
@@ -243,7 +244,7 @@ def transform(
 # ----------------------------------------------------------------------------- colour
 
 
-def grayscale_to_rgb(image: Any) -> Tensor:
+def grayscale_to_rgb(image: TensorLike) -> Tensor:
     """Repeat the single channel (last axis, size 1) of grayscale images three times."""
     op = "grayscale_to_rgb"
     with converted(image, "image", op) as t:
@@ -259,7 +260,7 @@ def grayscale_to_rgb(image: Any) -> Tensor:
 _LUMA = (0.2989, 0.5870, 0.1140)  # CCIR 601 luma weights, as TF.js
 
 
-def rgb_to_grayscale(image: Any) -> Tensor:
+def rgb_to_grayscale(image: TensorLike) -> Tensor:
     """Luma ``0.2989 R + 0.5870 G + 0.1140 B`` of RGB images (last axis, size 3), in the input's dtype."""
     op = "rgb_to_grayscale"
     with _image(image, "image", op) as t:
@@ -306,7 +307,7 @@ def _otsu(gray: Tensor, total: int) -> Tensor:
     return reshape(where(greater(best, 0), cast(first, "float32"), -1.0), [1])
 
 
-def threshold(image: Any, method: str = "binary", inverted: bool = False, thresh_value: float = 0.5) -> Tensor:
+def threshold(image: TensorLike, method: str = "binary", inverted: bool = False, thresh_value: float = 0.5) -> Tensor:
     """Binarize an image (HW1 grayscale or HW3 RGB) to 0 or 255 (int32).
 
     ``method='binary'`` cuts at ``thresh_value * 255``; ``'otsu'`` picks the cut from the histogram.

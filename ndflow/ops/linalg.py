@@ -9,6 +9,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, converted_list, dispose_temps
 
 
@@ -50,7 +51,7 @@ def _band_bound(value: Any, arg: str, full: int, what: str, temps: list[Tensor])
     return bound
 
 
-def band_part(a: Any, num_lower: int | Tensor, num_upper: int | Tensor) -> Tensor:
+def band_part(a: TensorLike, num_lower: int | Tensor, num_upper: int | Tensor) -> Tensor:
     """Keep ``num_lower`` sub-diagonals and ``num_upper`` super-diagonals of each innermost matrix
     (negative: all of them) and zero the rest."""
     with converted(a, "a", "band_part") as t:
@@ -85,7 +86,7 @@ def _orthonormalize(rows: list[Tensor]) -> list[Tensor]:
     return ys
 
 
-def gram_schmidt(xs: Any) -> Tensor | tuple[Tensor, ...]:
+def gram_schmidt(xs: TensorLike) -> Tensor | tuple[Tensor, ...]:
     """Orthonormalize the rows of a 2-D tensor (or a list of 1-D tensors), in order; returns the
     same kind of input (a tuple for a list)."""
     if isinstance(xs, list | tuple):
@@ -182,7 +183,7 @@ def _qr(t: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor]:
     return q, r
 
 
-def qr(x: Any, full_matrices: bool = False) -> tuple[Tensor, Tensor]:
+def qr(x: TensorLike, full_matrices: bool = False) -> tuple[Tensor, Tensor]:
     """QR decomposition of each innermost matrix by Householder reflections: ``(q, r)`` with ``q``
     orthogonal and ``r`` upper triangular; ``full_matrices`` keeps ``q`` square when rows > columns."""
     with converted(x, "x", "qr") as t:

@@ -7,37 +7,38 @@ from typing import Any
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .arithmetic import run_binary
 from .convert import binary_inputs, broadcast_shape, converted, dispose_temps, to_tensor
 from .unary import dtype_error, run_typed_unary
 
 
-def equal(a: Any, b: Any) -> Tensor:
+def equal(a: TensorLike, b: TensorLike) -> Tensor:
     """a == b element-wise (bool)."""
     return run_binary(kn.Equal, "equal", a, b, numeric=False)
 
 
-def not_equal(a: Any, b: Any) -> Tensor:
+def not_equal(a: TensorLike, b: TensorLike) -> Tensor:
     """a != b element-wise (bool)."""
     return run_binary(kn.NotEqual, "not_equal", a, b, numeric=False)
 
 
-def greater(a: Any, b: Any) -> Tensor:
+def greater(a: TensorLike, b: TensorLike) -> Tensor:
     """a > b element-wise (bool); strings compare lexicographically."""
     return run_binary(kn.Greater, "greater", a, b, numeric=False)
 
 
-def greater_equal(a: Any, b: Any) -> Tensor:
+def greater_equal(a: TensorLike, b: TensorLike) -> Tensor:
     """a >= b element-wise (bool)."""
     return run_binary(kn.GreaterEqual, "greater_equal", a, b, numeric=False)
 
 
-def less(a: Any, b: Any) -> Tensor:
+def less(a: TensorLike, b: TensorLike) -> Tensor:
     """a < b element-wise (bool)."""
     return run_binary(kn.Less, "less", a, b, numeric=False)
 
 
-def less_equal(a: Any, b: Any) -> Tensor:
+def less_equal(a: TensorLike, b: TensorLike) -> Tensor:
     """a <= b element-wise (bool)."""
     return run_binary(kn.LessEqual, "less_equal", a, b, numeric=False)
 
@@ -57,27 +58,27 @@ def _run_logical(kernel: str, op: str, a: Any, b: Any) -> Tensor:
         return ENGINE.run_kernel(kernel, (ta, tb), None)
 
 
-def logical_and(a: Any, b: Any) -> Tensor:
+def logical_and(a: TensorLike, b: TensorLike) -> Tensor:
     """a AND b for bool tensors, with broadcasting."""
     return _run_logical(kn.LogicalAnd, "logical_and", a, b)
 
 
-def logical_or(a: Any, b: Any) -> Tensor:
+def logical_or(a: TensorLike, b: TensorLike) -> Tensor:
     """a OR b for bool tensors, with broadcasting."""
     return _run_logical(kn.LogicalOr, "logical_or", a, b)
 
 
-def logical_xor(a: Any, b: Any) -> Tensor:
+def logical_xor(a: TensorLike, b: TensorLike) -> Tensor:
     """a XOR b for bool tensors, with broadcasting (TF.js composes it of and/or/not; same values)."""
     return _run_logical(kn.LogicalXor, "logical_xor", a, b)
 
 
-def logical_not(x: Any) -> Tensor:
+def logical_not(x: TensorLike) -> Tensor:
     """NOT x for a bool tensor."""
     return run_typed_unary(kn.LogicalNot, "logical_not", x, ("bool",))
 
 
-def bitwise_and(x: Any, y: Any) -> Tensor:
+def bitwise_and(x: TensorLike, y: TensorLike) -> Tensor:
     """x & y bit by bit, for two int32 tensors of one shape (no broadcasting, as TF.js)."""
     tx = to_tensor(x, "x", "bitwise_and")
     try:
@@ -102,7 +103,7 @@ def bitwise_and(x: Any, y: Any) -> Tensor:
         dispose_temps([t for t, src in ((tx, x), (ty, y)) if t is not src])
 
 
-def where(condition: Any, a: Any, b: Any) -> Tensor:
+def where(condition: TensorLike, a: TensorLike, b: TensorLike) -> Tensor:
     """``a`` where ``condition`` is true, else ``b``; all three broadcast together."""
     with converted(condition, "condition", "where", "bool") as cond:
         if cond.dtype != "bool":

@@ -15,6 +15,7 @@ from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import get_kernel
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from ._custom_grad import custom_grad
 from .activation import relu
 from .arithmetic import add, div, minimum, mul, squared_difference, sub
@@ -94,14 +95,16 @@ def _weighted(losses: Tensor, weights: Tensor | None, reduction: Reduction, op: 
     return div(sum(weighted), nonzero)
 
 
-def compute_weighted_loss(losses: Any, weights: Any = None, reduction: Any = _DEFAULT) -> Tensor:
+def compute_weighted_loss(losses: TensorLike, weights: TensorLike | None = None, reduction: Any = _DEFAULT) -> Tensor:
     """``losses`` times ``weights``, reduced as ``reduction`` says."""
     op = "compute_weighted_loss"
     how = _reduction(reduction, op)
     return _loss(op, lambda: _weighted(_convert(losses, "losses", op), _weights(weights, op), how, op))
 
 
-def absolute_difference(labels: Any, predictions: Any, weights: Any = None, reduction: Any = _DEFAULT) -> Tensor:
+def absolute_difference(
+    labels: TensorLike, predictions: TensorLike, weights: TensorLike | None = None, reduction: Any = _DEFAULT
+) -> Tensor:
     """|labels - predictions|, weighted and reduced."""
     op = "absolute_difference"
     how = _reduction(reduction, op)
@@ -113,7 +116,9 @@ def absolute_difference(labels: Any, predictions: Any, weights: Any = None, redu
     return _loss(op, build)
 
 
-def mean_squared_error(labels: Any, predictions: Any, weights: Any = None, reduction: Any = _DEFAULT) -> Tensor:
+def mean_squared_error(
+    labels: TensorLike, predictions: TensorLike, weights: TensorLike | None = None, reduction: Any = _DEFAULT
+) -> Tensor:
     """(labels - predictions) ** 2, weighted and reduced."""
     op = "mean_squared_error"
     how = _reduction(reduction, op)
@@ -126,7 +131,11 @@ def mean_squared_error(labels: Any, predictions: Any, weights: Any = None, reduc
 
 
 def cosine_distance(
-    labels: Any, predictions: Any, axis: int | Sequence[int] | None, weights: Any = None, reduction: Any = _DEFAULT
+    labels: TensorLike,
+    predictions: TensorLike,
+    axis: int | Sequence[int] | None,
+    weights: TensorLike | None = None,
+    reduction: Any = _DEFAULT,
 ) -> Tensor:
     """1 - sum(labels * predictions) along ``axis`` (kept as size 1); for unit vectors, the cosine
     distance. Weighted and reduced."""
@@ -141,7 +150,9 @@ def cosine_distance(
     return _loss(op, build)
 
 
-def hinge_loss(labels: Any, predictions: Any, weights: Any = None, reduction: Any = _DEFAULT) -> Tensor:
+def hinge_loss(
+    labels: TensorLike, predictions: TensorLike, weights: TensorLike | None = None, reduction: Any = _DEFAULT
+) -> Tensor:
     """max(0, 1 - y * predictions) with labels in {0, 1} mapped to y in {-1, 1}; weighted and reduced."""
     op = "hinge_loss"
     how = _reduction(reduction, op)
@@ -156,7 +167,11 @@ def hinge_loss(labels: Any, predictions: Any, weights: Any = None, reduction: An
 
 
 def huber_loss(
-    labels: Any, predictions: Any, weights: Any = None, delta: float = 1.0, reduction: Any = _DEFAULT
+    labels: TensorLike,
+    predictions: TensorLike,
+    weights: TensorLike | None = None,
+    delta: float = 1.0,
+    reduction: Any = _DEFAULT,
 ) -> Tensor:
     """Quadratic for errors up to ``delta``, linear beyond; weighted and reduced."""
     op = "huber_loss"
@@ -176,7 +191,11 @@ def huber_loss(
 
 
 def log_loss(
-    labels: Any, predictions: Any, weights: Any = None, epsilon: float = 1e-7, reduction: Any = _DEFAULT
+    labels: TensorLike,
+    predictions: TensorLike,
+    weights: TensorLike | None = None,
+    epsilon: float = 1e-7,
+    reduction: Any = _DEFAULT,
 ) -> Tensor:
     """Binary cross-entropy of probabilities: -y log(p + eps) - (1 - y) log(1 - p + eps); weighted
     and reduced."""
@@ -202,9 +221,9 @@ def _log1p(x: Tensor) -> Tensor:
 
 
 def sigmoid_cross_entropy(
-    multi_class_labels: Any,
-    logits: Any,
-    weights: Any = None,
+    multi_class_labels: TensorLike,
+    logits: TensorLike,
+    weights: TensorLike | None = None,
     label_smoothing: float = 0,
     reduction: Any = _DEFAULT,
 ) -> Tensor:
@@ -250,9 +269,9 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
 
 
 def softmax_cross_entropy(
-    onehot_labels: Any,
-    logits: Any,
-    weights: Any = None,
+    onehot_labels: TensorLike,
+    logits: TensorLike,
+    weights: TensorLike | None = None,
     label_smoothing: float = 0,
     reduction: Any = _DEFAULT,
 ) -> Tensor:

@@ -10,10 +10,11 @@ from ..core import kernel_names as kn
 from ..core.dtypes import upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import binary_inputs, broadcast_shape, converted, dispose_temps, normalize_axis, to_tensor
 
 
-def mat_mul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
+def mat_mul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
     """The matrix product of the last two axes; leading (batch) axes broadcast."""
     a, b, temps = binary_inputs(a, b, "mat_mul")
     try:
@@ -79,7 +80,7 @@ def _product(a: Tensor, b: Tensor, shape_a: tuple, shape_b: tuple, shape_out: tu
     return result
 
 
-def dot(t1: Any, t2: Any) -> Tensor:
+def dot(t1: TensorLike, t2: TensorLike) -> Tensor:
     """Dot product of two vectors or matrices (rank 1 or 2): vector.vector is a scalar."""
     a, b, temps = _operands(t1, t2, ("t1", "t2"), "dot")
     try:
@@ -100,7 +101,7 @@ def dot(t1: Any, t2: Any) -> Tensor:
         dispose_temps(temps)
 
 
-def outer_product(v1: Any, v2: Any) -> Tensor:
+def outer_product(v1: TensorLike, v2: TensorLike) -> Tensor:
     """The outer product of two vectors: ``v1[i] * v2[j]`` in a ``[len(v1), len(v2)]`` matrix."""
     a, b, temps = _operands(v1, v2, ("v1", "v2"), "outer_product")
     try:
@@ -112,7 +113,7 @@ def outer_product(v1: Any, v2: Any) -> Tensor:
         dispose_temps(temps)
 
 
-def diag(x: Any) -> Tensor:
+def diag(x: TensorLike) -> Tensor:
     """A tensor of shape ``x.shape + x.shape`` with the values of ``x`` on its diagonal."""
     with converted(x, "x", "diag") as t:
         if t.dtype == "string":
@@ -204,7 +205,7 @@ def _norm_op(x: Any, ord: Ord, axis: Any, keep_dims: bool, op: str) -> Tensor:  
 
 
 def norm(
-    x: Any,
+    x: TensorLike,
     ord: Ord = "euclidean",  # noqa: A002 - TF.js's name
     axis: int | Sequence[int] | None = None,
     keep_dims: bool = False,
@@ -214,7 +215,7 @@ def norm(
     return _norm_op(x, ord, axis, keep_dims, "norm")
 
 
-def euclidean_norm(x: Any, axis: int | Sequence[int] | None = None, keep_dims: bool = False) -> Tensor:
+def euclidean_norm(x: TensorLike, axis: int | Sequence[int] | None = None, keep_dims: bool = False) -> Tensor:
     """``norm(x, 'euclidean', axis, keep_dims)``."""
     return _norm_op(x, "euclidean", axis, keep_dims, "euclidean_norm")
 

@@ -11,6 +11,7 @@ from ..core import kernel_names as kn
 from ..core.broadcast_util import broadcasts_to
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, normalize_axes, normalize_axis, to_tensor
 
 
@@ -78,11 +79,11 @@ def _batch_norm(
 
 
 def batch_norm(
-    x: Any,
-    mean: Any,
-    variance: Any,
-    offset: Any = None,
-    scale: Any = None,
+    x: TensorLike,
+    mean: TensorLike,
+    variance: TensorLike,
+    offset: TensorLike | None = None,
+    scale: TensorLike | None = None,
     variance_epsilon: float | None = None,
 ) -> Tensor:
     """``offset + (x - mean) * scale / sqrt(variance + variance_epsilon)`` (epsilon 0.001 by default);
@@ -91,21 +92,36 @@ def batch_norm(
 
 
 def batch_norm2d(
-    x: Any, mean: Any, variance: Any, offset: Any = None, scale: Any = None, variance_epsilon: float | None = None
+    x: TensorLike,
+    mean: TensorLike,
+    variance: TensorLike,
+    offset: TensorLike | None = None,
+    scale: TensorLike | None = None,
+    variance_epsilon: float | None = None,
 ) -> Tensor:
     """``batch_norm`` of a rank-2 x (parameters rank 2 or 1)."""
     return _batch_norm("batch_norm2d", x, mean, variance, offset, scale, variance_epsilon, (2,))
 
 
 def batch_norm3d(
-    x: Any, mean: Any, variance: Any, offset: Any = None, scale: Any = None, variance_epsilon: float | None = None
+    x: TensorLike,
+    mean: TensorLike,
+    variance: TensorLike,
+    offset: TensorLike | None = None,
+    scale: TensorLike | None = None,
+    variance_epsilon: float | None = None,
 ) -> Tensor:
     """``batch_norm`` of a rank-3 x (parameters rank 3 or 1)."""
     return _batch_norm("batch_norm3d", x, mean, variance, offset, scale, variance_epsilon, (3,))
 
 
 def batch_norm4d(
-    x: Any, mean: Any, variance: Any, offset: Any = None, scale: Any = None, variance_epsilon: float | None = None
+    x: TensorLike,
+    mean: TensorLike,
+    variance: TensorLike,
+    offset: TensorLike | None = None,
+    scale: TensorLike | None = None,
+    variance_epsilon: float | None = None,
 ) -> Tensor:
     """``batch_norm`` of a rank-4 x (parameters rank 4 or 1)."""
     return _batch_norm("batch_norm4d", x, mean, variance, offset, scale, variance_epsilon, (4,))
@@ -120,7 +136,7 @@ def _integer(value: Any, op: str, arg: str) -> int:
 
 
 def local_response_normalization(
-    x: Any, depth_radius: int = 5, bias: float = 1, alpha: float = 1, beta: float = 0.5
+    x: TensorLike, depth_radius: int = 5, bias: float = 1, alpha: float = 1, beta: float = 0.5
 ) -> Tensor:
     """Each value divided by ``(bias + alpha * sum of squares of the channels within depth_radius) ** beta``."""
     op = "local_response_normalization"
@@ -143,7 +159,7 @@ def local_response_normalization(
             res.dispose()
 
 
-def moments(x: Any, axis: int | Sequence[int] | None = None, keep_dims: bool = False) -> Moments:
+def moments(x: TensorLike, axis: int | Sequence[int] | None = None, keep_dims: bool = False) -> Moments:
     """Mean and variance of ``x`` over ``axis`` (all axes by default), as float32."""
     from .arithmetic import sub
     from .reduction import mean
@@ -164,7 +180,7 @@ def moments(x: Any, axis: int | Sequence[int] | None = None, keep_dims: bool = F
         return ENGINE.tidy(None, run, (), {})
 
 
-def log_softmax(logits: Any, axis: int = -1) -> Tensor:
+def log_softmax(logits: TensorLike, axis: int = -1) -> Tensor:
     """``logits - log(sum(exp(logits)))`` along ``axis``, computed stably, as float32 (any axis)."""
     op = "log_softmax"
     with converted(logits, "logits", op) as t:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 from .pool_util import parse_tuple, pool2d_info, pool3d_info, space_to_batch_base_padding
 
@@ -67,12 +68,16 @@ def _pool2d(kernel: str, op: str, x: Any, filter_size: Any, strides: Any, pad: A
         return _run_batched(kernel, t, 4, attrs_for, op)
 
 
-def max_pool(x: Any, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None) -> Tensor:
+def max_pool(
+    x: TensorLike, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None
+) -> Tensor:
     """2D max pooling of an NHWC (or HWC) tensor; keeps the dtype; NaN is ignored."""
     return _pool2d(kn.MaxPool, "max_pool", x, filter_size, strides, pad, dim_rounding_mode)
 
 
-def avg_pool(x: Any, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None) -> Tensor:
+def avg_pool(
+    x: TensorLike, filter_size: Size2, strides: Size2, pad: Pad, dim_rounding_mode: str | None = None
+) -> Tensor:
     """2D average pooling of a float32 NHWC (or HWC) tensor over the input positions of each window."""
     return _pool2d(kn.AvgPool, "avg_pool", x, filter_size, strides, pad, dim_rounding_mode)
 
@@ -96,7 +101,7 @@ def _pool3d(
 
 
 def max_pool3d(
-    x: Any,
+    x: TensorLike,
     filter_size: Size3 = (1, 1, 1),
     strides: Size3 | None = None,
     pad: str | int | None = None,
@@ -108,7 +113,7 @@ def max_pool3d(
 
 
 def avg_pool3d(
-    x: Any,
+    x: TensorLike,
     filter_size: Size3,
     strides: Size3 | None = None,
     pad: str | int | None = None,
@@ -120,7 +125,7 @@ def avg_pool3d(
 
 
 def max_pool_with_argmax(
-    x: Any, filter_size: Size2, strides: Size2, pad: Pad, include_batch_in_index: bool = False
+    x: TensorLike, filter_size: Size2, strides: Size2, pad: Pad, include_batch_in_index: bool = False
 ) -> MaxPoolWithArgmaxResult:
     """2D max pooling of an NHWC tensor, with the flat index of each maximum:
     ``(y * W + x) * C + c``, plus ``b * H * W * C`` when ``include_batch_in_index``."""
@@ -156,7 +161,7 @@ def _zero_pad(t: Tensor, paddings: list[tuple[int, int]]) -> Tensor:
 
 
 def pool(
-    input: Any,  # noqa: A002 - TF.js's name
+    input: TensorLike,  # noqa: A002 - TF.js's name
     window_shape: Size2,
     pooling_type: str,
     pad: Pad,

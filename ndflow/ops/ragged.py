@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .sparse_dense import _Args
 
 _PARTITION_TYPES = ("FIRST_DIM_SIZE", "VALUE_ROWIDS", "ROW_LENGTHS", "ROW_SPLITS", "ROW_LIMITS", "ROW_STARTS")
@@ -48,7 +49,10 @@ def _check_int(op: str, arg: str, value: Any) -> int:
 
 
 def ragged_gather(
-    params_nested_splits: Sequence[Any], params_dense_values: Any, indices: Any, output_ragged_rank: int
+    params_nested_splits: Sequence[TensorLike],
+    params_dense_values: TensorLike,
+    indices: TensorLike,
+    output_ragged_rank: int,
 ) -> RaggedGatherResult:
     """Gather rows (along the outermost dimension) of a ragged tensor given by its nested row
     splits and dense values; returns ``(output_nested_splits, output_dense_values)``.
@@ -82,7 +86,7 @@ def ragged_gather(
         return RaggedGatherResult(tuple(result[:-1]), result[-1])
 
 
-def ragged_range(starts: Any, limits: Any, deltas: Any) -> RaggedRangeResult:
+def ragged_range(starts: TensorLike, limits: TensorLike, deltas: TensorLike) -> RaggedRangeResult:
     """A ragged tensor whose row ``i`` is ``range(starts[i], limits[i], deltas[i])`` (scalars
     broadcast); returns ``(rt_nested_splits, rt_dense_values)``."""
     op = "ragged_range"
@@ -126,10 +130,10 @@ def _check_partition_types(op: str, types: Any, count: int) -> tuple[str, ...]:
 
 
 def ragged_tensor_to_tensor(
-    shape: Any,
-    values: Any,
-    default_value: Any,
-    row_partition_tensors: Sequence[Any],
+    shape: TensorLike,
+    values: TensorLike,
+    default_value: TensorLike,
+    row_partition_tensors: Sequence[TensorLike],
     row_partition_types: Sequence[str],
 ) -> Tensor:
     """A dense tensor from a ragged one (``values`` + row partitions), padded with

@@ -12,6 +12,7 @@ from ..core.dispatch import compiled
 from ..core.dtypes import check_dtype, upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, normalize_axes, normalize_axis
 
 Axis = int | Sequence[int] | None
@@ -36,27 +37,27 @@ def _reduce(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tensor
 
 
 @compiled.reduce_all_op(kn.Sum)
-def sum(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (all axes by default); bool sums as int32."""
     return _reduce(kn.Sum, "sum", x, axis, keep_dims)
 
 
-def mean(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
+def mean(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:
     """Mean over ``axis`` (all axes by default), as float32."""
     return _reduce(kn.Mean, "mean", x, axis, keep_dims)
 
 
-def max(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
+def max(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Maximum over ``axis`` (all axes by default)."""
     return _reduce(kn.Max, "max", x, axis, keep_dims)
 
 
-def min(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
+def min(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Minimum over ``axis`` (all axes by default)."""
     return _reduce(kn.Min, "min", x, axis, keep_dims)
 
 
-def prod(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
+def prod(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:
     """Product over ``axis`` (all axes by default); bool and int32 multiply as int32."""
     with converted(x, "x", "prod") as t:
         _check_numeric(t, "prod", complex_ok=False)
@@ -79,12 +80,12 @@ def _logical(kernel: str, op: str, x: Any, axis: Axis, keep_dims: bool) -> Tenso
         return ENGINE.run_kernel(kernel, (t,), {"axis": axes, "keep_dims": bool(keep_dims)})
 
 
-def all(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
+def all(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Logical AND over ``axis`` (all axes by default) of a bool tensor; True over no elements."""
     return _logical(kn.All, "all", x, axis, keep_dims)
 
 
-def any(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
+def any(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:  # noqa: A001
     """Logical OR over ``axis`` (all axes by default) of a bool tensor; False over no elements."""
     return _logical(kn.Any, "any", x, axis, keep_dims)
 
@@ -99,17 +100,17 @@ def _arg(kernel: str, op: str, x: Any, axis: Any) -> Tensor:
         return ENGINE.run_kernel(kernel, (t,), {"axis": normalize_axis(axis, t.rank, op)})
 
 
-def arg_max(x: Any, axis: int = 0) -> Tensor:
+def arg_max(x: TensorLike, axis: int = 0) -> Tensor:
     """Index (int32) of the largest value along ``axis``; the first one on ties."""
     return _arg(kn.ArgMax, "arg_max", x, axis)
 
 
-def arg_min(x: Any, axis: int = 0) -> Tensor:
+def arg_min(x: TensorLike, axis: int = 0) -> Tensor:
     """Index (int32) of the smallest value along ``axis``; the first one on ties."""
     return _arg(kn.ArgMin, "arg_min", x, axis)
 
 
-def log_sum_exp(x: Any, axis: Axis = None, keep_dims: bool = False) -> Tensor:
+def log_sum_exp(x: TensorLike, axis: Axis = None, keep_dims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis`` (all axes by default), computed stably, as float32.
 
     As TF (and unlike TF.js), a non-finite maximum is not subtracted, so infinite inputs give
@@ -132,7 +133,9 @@ def _log_sum_exp(t: Tensor, axes: tuple[int, ...], keep_dims: bool) -> Tensor:
     return arithmetic.add(unary.log(total), shift if keep_dims else shape.reshape(shift, list(total.shape)))
 
 
-def moving_average(v: Any, x: Any, decay: Any, step: Any = None, zero_debias: bool = True) -> Tensor:
+def moving_average(
+    v: TensorLike, x: TensorLike, decay: TensorLike, step: TensorLike | None = None, zero_debias: bool = True
+) -> Tensor:
     """``v + (1 - decay) * (x - v)``, divided by ``1 - decay ** step`` when ``zero_debias`` (the default)."""
     op = "moving_average"
     with converted(v, "v", op) as tv, converted(x, "x", op) as tx, converted(decay, "decay", op) as td:

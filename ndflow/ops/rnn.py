@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .activation import sigmoid
 from .arithmetic import add, mul
 from .matrix import mat_mul
@@ -25,7 +25,12 @@ def _reraise(op: str, where: str, exc: Exception) -> Exception:
 
 
 def basic_lstm_cell(
-    forget_bias: Any, lstm_kernel: Any, lstm_bias: Any, data: Any, c: Any, h: Any
+    forget_bias: TensorLike,
+    lstm_kernel: TensorLike,
+    lstm_bias: TensorLike,
+    data: TensorLike,
+    c: TensorLike,
+    h: TensorLike,
 ) -> tuple[Tensor, Tensor]:
     """One step of a basic LSTM cell; returns ``(new_c, new_h)``.
 
@@ -73,7 +78,7 @@ LSTMCell = Callable[[Tensor, Tensor, Tensor], Sequence[Tensor]]
 
 
 def multi_rnn_cell(
-    lstm_cells: Sequence[LSTMCell], data: Any, c: Sequence[Any], h: Sequence[Any]
+    lstm_cells: Sequence[LSTMCell], data: TensorLike, c: Sequence[TensorLike], h: Sequence[TensorLike]
 ) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...]]:
     """One step of a stack of cells, each ``cell(input, c[i], h[i]) -> (new_c, new_h)`` fed the
     ``new_h`` of the one before; returns ``(new_cs, new_hs)``."""

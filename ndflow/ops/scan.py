@@ -7,6 +7,7 @@ from typing import Any
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, normalize_axis
 
 
@@ -22,12 +23,12 @@ def _scan(kernel: str, op: str, x: Any, axis: int, exclusive: bool, reverse: boo
         return ENGINE.run_kernel(kernel, (t,), attrs)
 
 
-def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
+def cumsum(x: TensorLike, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
     """Running sum along ``axis``; ``exclusive`` leaves out each own value, ``reverse`` runs from the end."""
     return _scan(kn.Cumsum, "cumsum", x, axis, exclusive, reverse)
 
 
-def cumprod(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
+def cumprod(x: TensorLike, axis: int = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
     """Running product along ``axis``; ``exclusive`` leaves out each own value, ``reverse`` runs from the end."""
     return _scan(kn.Cumprod, "cumprod", x, axis, exclusive, reverse)
 

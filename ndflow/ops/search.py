@@ -10,6 +10,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, normalize_axis
 from .shape import reshape
 
@@ -36,7 +37,7 @@ def _numeric(t: Tensor, arg: str, op: str, complex_ok: bool = False) -> None:
         raise TypeError(f"{op}: argument '{arg}' cannot be complex64")
 
 
-def topk(x: Any, k: int = 1, sorted: bool = True) -> TopKResult:
+def topk(x: TensorLike, k: int = 1, sorted: bool = True) -> TopKResult:
     """The ``k`` largest entries along the last axis, and their indices; ties go to the lower index.
 
     With ``sorted=False`` the entries keep the order they have in ``x`` (TF.js leaves it unspecified).
@@ -55,7 +56,7 @@ def topk(x: Any, k: int = 1, sorted: bool = True) -> TopKResult:
         return TopKResult(values, indices)
 
 
-def unique(x: Any, axis: int = 0) -> UniqueResult:
+def unique(x: TensorLike, axis: int = 0) -> UniqueResult:
     """The distinct slices of ``x`` along ``axis`` in order of first occurrence, and for each slice of
     ``x`` the index of its value among them. NaN equals NaN and -0 equals 0, as in TF.js."""
     with converted(x, "x", "unique") as t:
@@ -104,7 +105,7 @@ def _search_sorted(sorted_sequence: Any, values: Any, side: str, op: str) -> Ten
             found.dispose()
 
 
-def search_sorted(sorted_sequence: Any, values: Any, side: str = "left") -> Tensor:
+def search_sorted(sorted_sequence: TensorLike, values: TensorLike, side: str = "left") -> Tensor:
     """For each value, the index (int32) where it would be inserted into its row of the innermost axis
     of ``sorted_sequence`` to keep it sorted: before equal entries (``'left'``) or after them (``'right'``).
 
@@ -113,12 +114,12 @@ def search_sorted(sorted_sequence: Any, values: Any, side: str = "left") -> Tens
     return _search_sorted(sorted_sequence, values, side, "search_sorted")
 
 
-def lower_bound(sorted_sequence: Any, values: Any) -> Tensor:
+def lower_bound(sorted_sequence: TensorLike, values: TensorLike) -> Tensor:
     """``search_sorted(sorted_sequence, values, 'left')``: the first index whose entry is >= the value."""
     return _search_sorted(sorted_sequence, values, "left", "lower_bound")
 
 
-def upper_bound(sorted_sequence: Any, values: Any) -> Tensor:
+def upper_bound(sorted_sequence: TensorLike, values: TensorLike) -> Tensor:
     """``search_sorted(sorted_sequence, values, 'right')``: the first index whose entry is > the value."""
     return _search_sorted(sorted_sequence, values, "right", "upper_bound")
 

@@ -9,6 +9,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 
 
@@ -35,7 +36,7 @@ def _bincount_inputs(op: str, t: Tensor, w: Tensor) -> None:
         )
 
 
-def bincount(x: Any, weights: Any, size: int) -> Tensor:
+def bincount(x: TensorLike, weights: TensorLike, size: int) -> Tensor:
     """Counts (or sums of ``weights``) of each value of int32 ``x`` in ``[0, size)``, in ``weights``' dtype."""
     size = _count("size", size, "bincount")
     with converted(x, "x", "bincount") as t, converted(weights, "weights", "bincount") as w:
@@ -43,7 +44,7 @@ def bincount(x: Any, weights: Any, size: int) -> Tensor:
         return ENGINE.run_kernel(kn.Bincount, (t, w), {"size": size})
 
 
-def dense_bincount(x: Any, weights: Any, size: int, binary_output: bool = False) -> Tensor:
+def dense_bincount(x: TensorLike, weights: TensorLike, size: int, binary_output: bool = False) -> Tensor:
     """``bincount`` of a rank-1 ``x``, or of each row of a rank-2 ``x``; ``binary_output`` marks presence (1)."""
     op = "dense_bincount"
     size = _count("size", size, op)
@@ -58,7 +59,7 @@ def dense_bincount(x: Any, weights: Any, size: int, binary_output: bool = False)
         return ENGINE.run_kernel(kn.DenseBincount, (t, w), {"size": size, "binary_output": bool(binary_output)})
 
 
-def unsorted_segment_sum(x: Any, segment_ids: Any, num_segments: int) -> Tensor:
+def unsorted_segment_sum(x: TensorLike, segment_ids: TensorLike, num_segments: int) -> Tensor:
     """Sums of the slices of ``x`` in each of ``num_segments`` segments; ids outside ``[0, num_segments)`` drop out.
 
     ``segment_ids`` (int32) labels the leading dimensions of ``x``; the result has shape

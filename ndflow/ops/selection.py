@@ -17,6 +17,7 @@ from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.globals import tidy
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import check_shape, converted
 from .creation import range as arange
 from .logical import equal
@@ -68,7 +69,7 @@ def _validate_scatter(op: str, updates: Tensor, indices: Tensor, shape: tuple[in
 # ----------------------------------------------------------------------------- gather / scatter
 
 
-def gather_nd(x: Any, indices: Any) -> Tensor:
+def gather_nd(x: TensorLike, indices: TensorLike) -> Tensor:
     """Slices of ``x`` at the index tuples in the last axis of ``indices`` (int32).
 
     The result has shape ``indices.shape[:-1] + x.shape[indices.shape[-1]:]``.
@@ -88,7 +89,7 @@ def gather_nd(x: Any, indices: Any) -> Tensor:
         return ENGINE.run_kernel(kn.GatherNd, (t, idx), None)
 
 
-def scatter_nd(indices: Any, updates: Any, shape: Sequence[int]) -> Tensor:
+def scatter_nd(indices: TensorLike, updates: TensorLike, shape: Sequence[int]) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates are summed)."""
     shape = check_shape(shape, "scatter_nd")
     with converted(indices, "indices", "scatter_nd", "int32") as idx, converted(updates, "updates", "scatter_nd") as u:
@@ -98,7 +99,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Sequence[int]) -> Tensor:
         return ENGINE.run_kernel(kn.ScatterNd, (idx, u), {"shape": shape})
 
 
-def tensor_scatter_update(tensor: Any, indices: Any, updates: Any) -> Tensor:
+def tensor_scatter_update(tensor: TensorLike, indices: TensorLike, updates: TensorLike) -> Tensor:
     """A copy of ``tensor`` with ``updates`` written at ``indices`` (on duplicates the last one wins)."""
     op = "tensor_scatter_update"
     with (
@@ -118,7 +119,7 @@ def tensor_scatter_update(tensor: Any, indices: Any, updates: Any) -> Tensor:
 # ----------------------------------------------------------------------------- async: masks and sets
 
 
-async def where_async(condition: Any) -> Tensor:
+async def where_async(condition: TensorLike) -> Tensor:
     """Coordinates (int32, shape ``[n, rank]``) of the true values of a bool tensor, in row-major order."""
     with converted(condition, "condition", "where_async", "bool") as c:
         _check_dtype(c, "condition", "where_async", "bool")
@@ -127,7 +128,7 @@ async def where_async(condition: Any) -> Tensor:
         return ENGINE.make_tensor(coords, coords.shape, "int32")
 
 
-async def boolean_mask_async(tensor: Any, mask: Any, axis: int | None = None) -> Tensor:
+async def boolean_mask_async(tensor: TensorLike, mask: TensorLike, axis: int | None = None) -> Tensor:
     """The slices of ``tensor`` where the bool ``mask`` is true; ``mask`` covers dims ``axis..axis+mask.rank``."""
     op = "boolean_mask_async"
     with converted(tensor, "tensor", op) as t, converted(mask, "mask", op, "bool") as m:
@@ -158,7 +159,7 @@ async def boolean_mask_async(tensor: Any, mask: Any, axis: int | None = None) ->
             ENGINE.dispose(temps)
 
 
-async def setdiff1d_async(x: Any, y: Any) -> tuple[Tensor, Tensor]:
+async def setdiff1d_async(x: TensorLike, y: TensorLike) -> tuple[Tensor, Tensor]:
     """The values of 1-D ``x`` not in 1-D ``y``, in ``x``'s order, and their indices in ``x`` (int32)."""
     op = "setdiff1d_async"
     with converted(x, "x", op) as tx, converted(y, "y", op) as ty:
@@ -182,7 +183,7 @@ async def setdiff1d_async(x: Any, y: Any) -> tuple[Tensor, Tensor]:
         )
 
 
-async def in_top_k_async(predictions: Any, targets: Any, k: int = 1) -> Tensor:
+async def in_top_k_async(predictions: TensorLike, targets: TensorLike, k: int = 1) -> Tensor:
     """Whether each target index is among the ``k`` largest predictions of its row (bool, targets' shape).
 
     Ties are ranked by index, the lower first, as TF.js's stable sort does.
@@ -222,7 +223,7 @@ async def in_top_k_async(predictions: Any, targets: Any, k: int = 1) -> Tensor:
 # ----------------------------------------------------------------------------- composite
 
 
-def confusion_matrix(labels: Any, predictions: Any, num_classes: int) -> Tensor:
+def confusion_matrix(labels: TensorLike, predictions: TensorLike, num_classes: int) -> Tensor:
     """Counts (int32, ``[num_classes, num_classes]``) of each (label, prediction) pair; labels in rows.
 
     Values are truncated to int32; pairs with a value outside ``[0, num_classes)`` are not counted.

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from ..core import kernel_names as kn
 from ..core.dispatch import compiled
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, int_list, normalize_axes, normalize_axis
 
 
-def cast(x: Any, dtype: str) -> Tensor:
+def cast(x: TensorLike, dtype: str) -> Tensor:
     """``x`` converted to ``dtype`` (floats to int32 truncate; numbers to bool test != 0)."""
     dtype = check_dtype(dtype, "cast")
     with converted(x, "x", "cast") as t:
@@ -44,7 +44,7 @@ def infer_shape(shape: Sequence[int], size: int, op: str = "reshape") -> tuple[i
 
 
 @compiled.reshape_op(kn.Reshape)
-def reshape(x: Any, shape: Sequence[int]) -> Tensor:
+def reshape(x: TensorLike, shape: Sequence[int]) -> Tensor:
     """The same values in a new shape (one dimension may be -1); shares the data."""
     if x.__class__ is Tensor:  # the common case, without a conversion scope
         return ENGINE.run_kernel(kn.Reshape, (x,), {"shape": infer_shape(shape, x.size)})
@@ -52,7 +52,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
         return ENGINE.run_kernel(kn.Reshape, (t,), {"shape": infer_shape(shape, t.size)})
 
 
-def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
+def transpose(x: TensorLike, perm: Sequence[int] | None = None) -> Tensor:
     """Permute the axes (reversed by default)."""
     with converted(x, "x", "transpose") as t:
         if perm is None:
@@ -67,14 +67,14 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
         return ENGINE.run_kernel(kn.Transpose, (t,), {"perm": perm})
 
 
-def expand_dims(x: Any, axis: int = 0) -> Tensor:
+def expand_dims(x: TensorLike, axis: int = 0) -> Tensor:
     """Insert an axis of size 1 at ``axis`` (negative counts from the end of the result)."""
     with converted(x, "x", "expand_dims") as t:
         dim = normalize_axis(axis, t.rank + 1, "expand_dims")
         return ENGINE.run_kernel(kn.ExpandDims, (t,), {"dim": dim})
 
 
-def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+def squeeze(x: TensorLike, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove axes of size 1 (all of them, or those listed, which must have size 1)."""
     with converted(x, "x", "squeeze") as t:
         if axis is None:

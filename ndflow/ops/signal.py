@@ -12,6 +12,7 @@ from ..core import kernel_names as kn
 from ..core.dtypes import NUMPY_DTYPE
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .arithmetic import mul
 from .complex_ops import _cosine_window, enclosing_power_of_two, rfft
 from .convert import converted
@@ -78,7 +79,9 @@ def _frame(t: Tensor, frame_length: Any, frame_step: Any, pad_end: bool, pad_val
     return ENGINE.tidy(None, run, (), {})
 
 
-def frame(signal: Any, frame_length: int, frame_step: int, pad_end: bool = False, pad_value: float | str = 0) -> Tensor:
+def frame(
+    signal: TensorLike, frame_length: int, frame_step: int, pad_end: bool = False, pad_value: float | str = 0
+) -> Tensor:
     """Frames of ``frame_length`` values every ``frame_step`` values of a 1-D signal, as rows of a
     2-D tensor; ``pad_end`` adds the frames that run past the end, filled with ``pad_value``."""
     with converted(signal, "signal", "frame") as t:
@@ -86,7 +89,7 @@ def frame(signal: Any, frame_length: int, frame_step: int, pad_end: bool = False
 
 
 def stft(
-    signal: Any,
+    signal: TensorLike,
     frame_length: int,
     frame_step: int,
     fft_length: int | None = None,

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .sparse_dense import _Args
 
 
@@ -28,7 +29,7 @@ def _check_rank(op: str, arg: str, t: Tensor, rank: int, what: str) -> None:
 
 
 def sparse_fill_empty_rows(
-    indices: Any, values: Any, dense_shape: Any, default_value: Any
+    indices: TensorLike, values: TensorLike, dense_shape: TensorLike, default_value: TensorLike
 ) -> SparseFillEmptyRowsResult:
     """Give each empty row of a sparse tensor one entry, ``default_value`` at column 0.
 
@@ -57,7 +58,7 @@ def sparse_fill_empty_rows(
         return SparseFillEmptyRowsResult(*ENGINE.run_kernel(kn.SparseFillEmptyRows, (idx, vals, shape, default)))
 
 
-def sparse_reshape(input_indices: Any, input_shape: Any, new_shape: Any) -> SparseReshapeResult:
+def sparse_reshape(input_indices: TensorLike, input_shape: TensorLike, new_shape: TensorLike) -> SparseReshapeResult:
     """The indices of a sparse tensor of ``input_shape`` re-addressed for ``new_shape`` (one -1 is
     inferred); returns ``(output_indices, output_shape)``."""
     op = "sparse_reshape"
@@ -89,12 +90,12 @@ def _segment(kernel: str, op: str, data: Any, indices: Any, segment_ids: Any) ->
         return ENGINE.run_kernel(kernel, (x, idx, ids))
 
 
-def sparse_segment_sum(data: Any, indices: Any, segment_ids: Any) -> Tensor:
+def sparse_segment_sum(data: TensorLike, indices: TensorLike, segment_ids: TensorLike) -> Tensor:
     """Sum of the rows ``data[indices]`` per segment (``segment_ids`` sorted); empty segments are 0."""
     return _segment(kn.SparseSegmentSum, "sparse_segment_sum", data, indices, segment_ids)
 
 
-def sparse_segment_mean(data: Any, indices: Any, segment_ids: Any) -> Tensor:
+def sparse_segment_mean(data: TensorLike, indices: TensorLike, segment_ids: TensorLike) -> Tensor:
     """Mean of the rows ``data[indices]`` per segment (``segment_ids`` sorted); empty segments are 0."""
     return _segment(kn.SparseSegmentMean, "sparse_segment_mean", data, indices, segment_ids)
 

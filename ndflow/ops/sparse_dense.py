@@ -13,6 +13,7 @@ from typing import Any
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import check_shape, dispose_temps, infer_dtype, to_tensor
 
 NUMERIC = "numeric"  # any dtype but string
@@ -56,7 +57,7 @@ class _Args:
 
 
 def sparse_to_dense(
-    sparse_indices: Any, sparse_values: Any, output_shape: Sequence[int], default_value: Any = 0
+    sparse_indices: TensorLike, sparse_values: TensorLike, output_shape: Sequence[int], default_value: TensorLike = 0
 ) -> Tensor:
     """A dense tensor of ``output_shape`` holding ``sparse_values`` at ``sparse_indices`` and
     ``default_value`` elsewhere; of duplicate indices the last wins."""

@@ -11,6 +11,7 @@ import numpy as np
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted
 from .transform import _as_op, _int_arg, _int_list, _numeric, _pairs
 
@@ -25,7 +26,7 @@ def _constant(value: Any, op: str) -> float:
     return float(value)
 
 
-def pad(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
+def pad(x: TensorLike, paddings: Pairs, constant_value: float = 0) -> Tensor:
     """``x`` padded with ``constant_value``: ``paddings[i] = [before, after]`` elements on axis ``i``."""
     constant_value = _constant(constant_value, "pad")
     with converted(x, "x", "pad") as t:
@@ -67,27 +68,27 @@ def _pad_nd(x: Any, paddings: Any, constant_value: float, rank: int) -> Tensor:
         return pad(x, paddings, constant_value)
 
 
-def pad1d(x: Any, paddings: Sequence[int], constant_value: float = 0) -> Tensor:
+def pad1d(x: TensorLike, paddings: Sequence[int], constant_value: float = 0) -> Tensor:
     """``pad`` of a rank-1 tensor with one pair ``[before, after]``."""
     return _pad_nd(x, paddings, constant_value, 1)
 
 
-def pad2d(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
+def pad2d(x: TensorLike, paddings: Pairs, constant_value: float = 0) -> Tensor:
     """``pad`` of a rank-2 tensor with two pairs."""
     return _pad_nd(x, paddings, constant_value, 2)
 
 
-def pad3d(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
+def pad3d(x: TensorLike, paddings: Pairs, constant_value: float = 0) -> Tensor:
     """``pad`` of a rank-3 tensor with three pairs."""
     return _pad_nd(x, paddings, constant_value, 3)
 
 
-def pad4d(x: Any, paddings: Pairs, constant_value: float = 0) -> Tensor:
+def pad4d(x: TensorLike, paddings: Pairs, constant_value: float = 0) -> Tensor:
     """``pad`` of a rank-4 tensor with four pairs."""
     return _pad_nd(x, paddings, constant_value, 4)
 
 
-def mirror_pad(x: Any, paddings: Pairs, mode: str) -> Tensor:
+def mirror_pad(x: TensorLike, paddings: Pairs, mode: str) -> Tensor:
     """``x`` padded with its mirror image: 'reflect' leaves out the edge, 'symmetric' repeats it."""
     if mode not in ("reflect", "symmetric"):
         raise ValueError(f"mirror_pad: argument 'mode' must be 'reflect' or 'symmetric', got {mode!r}")
@@ -109,7 +110,7 @@ def mirror_pad(x: Any, paddings: Pairs, mode: str) -> Tensor:
 # ----------------------------------------------------------------------------- space, batch and depth
 
 
-def space_to_batch_nd(x: Any, block_shape: Sequence[int], paddings: Pairs) -> Tensor:
+def space_to_batch_nd(x: TensorLike, block_shape: Sequence[int], paddings: Pairs) -> Tensor:
     """Zero-pad the spatial dims (1..M) of ``x`` and move ``block_shape`` blocks of them into the batch."""
     block = _int_list(block_shape, "space_to_batch_nd", "block_shape", 1)
     with converted(x, "x", "space_to_batch_nd") as t:
@@ -127,7 +128,7 @@ def space_to_batch_nd(x: Any, block_shape: Sequence[int], paddings: Pairs) -> Te
         return ENGINE.run_kernel(kn.SpaceToBatchND, (t,), {"block_shape": tuple(block), "paddings": tuple(pairs)})
 
 
-def batch_to_space_nd(x: Any, block_shape: Sequence[int], crops: Pairs) -> Tensor:
+def batch_to_space_nd(x: TensorLike, block_shape: Sequence[int], crops: Pairs) -> Tensor:
     """The inverse of ``space_to_batch_nd``: move batch blocks back into the spatial dims, then crop."""
     block = _int_list(block_shape, "batch_to_space_nd", "block_shape", 1)
     with converted(x, "x", "batch_to_space_nd") as t:
@@ -150,7 +151,7 @@ def batch_to_space_nd(x: Any, block_shape: Sequence[int], crops: Pairs) -> Tenso
         return ENGINE.run_kernel(kn.BatchToSpaceND, (t,), {"block_shape": tuple(block), "crops": tuple(pairs)})
 
 
-def depth_to_space(x: Any, block_size: int, data_format: str = "NHWC") -> Tensor:
+def depth_to_space(x: TensorLike, block_size: int, data_format: str = "NHWC") -> Tensor:
     """Move ``block_size x block_size`` blocks of channels of a rank-4 float32 ``x`` into height and width."""
     block_size = _int_arg(block_size, "depth_to_space", "block_size")
     if data_format not in ("NHWC", "NCHW"):

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .sparse_dense import _Args
 
 _INT32_MAX = 2**31 - 1
@@ -41,7 +42,7 @@ def _check_int(op: str, arg: str, value: Any) -> int:
     return int(value)
 
 
-def string_split(input: Any, delimiter: Any, skip_empty: bool = True) -> StringSplitResult:  # noqa: A002
+def string_split(input: TensorLike, delimiter: TensorLike, skip_empty: bool = True) -> StringSplitResult:  # noqa: A002
     """Split each string of a vector at any character of ``delimiter`` (into characters when it is
     empty); returns the sparse result ``(indices, values, shape)``."""
     op = "string_split"
@@ -56,7 +57,7 @@ def string_split(input: Any, delimiter: Any, skip_empty: bool = True) -> StringS
         return StringSplitResult(*outputs)
 
 
-def string_to_hash_bucket_fast(input: Any, num_buckets: int) -> Tensor:  # noqa: A002
+def string_to_hash_bucket_fast(input: TensorLike, num_buckets: int) -> Tensor:  # noqa: A002
     """Each string hashed (Farmhash Fingerprint64 of its UTF-8 bytes, as TensorFlow) into
     ``num_buckets`` buckets: int32 in [0, num_buckets)."""
     op = "string_to_hash_bucket_fast"
@@ -68,7 +69,7 @@ def string_to_hash_bucket_fast(input: Any, num_buckets: int) -> Tensor:  # noqa:
         return ENGINE.run_kernel(kn.StringToHashBucketFast, (x,), {"num_buckets": int(num_buckets)})
 
 
-def static_regex_replace(input: Any, pattern: str, rewrite: str, replace_global: bool = True) -> Tensor:  # noqa: A002
+def static_regex_replace(input: TensorLike, pattern: str, rewrite: str, replace_global: bool = True) -> Tensor:  # noqa: A002
     """Replace the matches of ``pattern`` (JavaScript RegExp syntax) with ``rewrite`` (``$1``,
     ``$&``... as in JavaScript) in each string: every match, or only the first."""
     op = "static_regex_replace"
@@ -81,8 +82,8 @@ def static_regex_replace(input: Any, pattern: str, rewrite: str, replace_global:
 
 
 def string_n_grams(
-    data: Any,
-    data_splits: Any,
+    data: TensorLike,
+    data_splits: TensorLike,
     separator: str,
     n_gram_widths: Sequence[int],
     left_pad: str,

@@ -15,6 +15,7 @@ from ..core import kernel_names as kn
 from ..core.dtypes import check_dtype
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import converted, dispose_temps, normalize_axis, to_tensor
 from .slicing import concat
 from .slicing import slice as _slice
@@ -83,7 +84,7 @@ def _as_op(outer: str, inner: str) -> Iterator[None]:
 # ----------------------------------------------------------------------------- splitting
 
 
-def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> tuple[Tensor, ...]:
+def split(x: TensorLike, num_or_size_splits: int | Sequence[int], axis: int = 0) -> tuple[Tensor, ...]:
     """Split ``x`` along ``axis`` into equal parts (an int) or parts of the given sizes (one may be -1)."""
     with converted(x, "x", "split") as t:
         _numeric(t, "split")
@@ -110,7 +111,7 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> tup
         return tuple(ENGINE.run_kernel(kn.SplitV, (t,), {"num_or_size_splits": tuple(sizes), "axis": axis}))
 
 
-def unstack(x: Any, axis: int = 0) -> tuple[Tensor, ...]:
+def unstack(x: TensorLike, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``axis``, each of rank ``x.rank - 1``."""
     with converted(x, "x", "unstack") as t:
         axis = normalize_axis(axis, t.rank, "unstack")
@@ -120,7 +121,7 @@ def unstack(x: Any, axis: int = 0) -> tuple[Tensor, ...]:
 # ----------------------------------------------------------------------------- tiling, reversing
 
 
-def tile(x: Any, reps: Sequence[int]) -> Tensor:
+def tile(x: TensorLike, reps: Sequence[int]) -> Tensor:
     """``x`` repeated ``reps[i]`` times along each axis ``i``."""
     with converted(x, "x", "tile") as t:
         reps = _int_list(reps, "tile", "reps", 0)
@@ -146,27 +147,27 @@ def _reverse(x: Any, axis: int | Sequence[int] | None, op: str, rank: int | None
         return ENGINE.run_kernel(kn.Reverse, (t,), {"dims": dims})
 
 
-def reverse(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+def reverse(x: TensorLike, axis: int | Sequence[int] | None = None) -> Tensor:
     """``x`` with the order of elements reversed along ``axis`` (all axes by default)."""
     return _reverse(x, axis, "reverse")
 
 
-def reverse1d(x: Any) -> Tensor:
+def reverse1d(x: TensorLike) -> Tensor:
     """Reverse a rank-1 tensor."""
     return _reverse(x, 0, "reverse1d", 1)
 
 
-def reverse2d(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+def reverse2d(x: TensorLike, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse a rank-2 tensor along ``axis`` (both by default)."""
     return _reverse(x, axis, "reverse2d", 2)
 
 
-def reverse3d(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+def reverse3d(x: TensorLike, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse a rank-3 tensor along ``axis`` (all by default)."""
     return _reverse(x, axis, "reverse3d", 3)
 
 
-def reverse4d(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+def reverse4d(x: TensorLike, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse a rank-4 tensor along ``axis`` (all by default)."""
     return _reverse(x, axis, "reverse4d", 4)
 
@@ -174,7 +175,7 @@ def reverse4d(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
 # ----------------------------------------------------------------------------- broadcasting
 
 
-def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
+def broadcast_to(x: TensorLike, shape: Sequence[int]) -> Tensor:
     """``x`` broadcast to ``shape`` (numpy rules: size-1 dims stretch, missing leading dims are added)."""
     shape = tuple(_int_list(shape, "broadcast_to", "shape", 0))
     with converted(x, "x", "broadcast_to") as t:
@@ -189,7 +190,7 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
         return ENGINE.run_kernel(kn.BroadcastTo, (t,), {"shape": shape, "input_shape": t.shape})
 
 
-def broadcast_args(s0: Any, s1: Any) -> Tensor:
+def broadcast_args(s0: TensorLike, s1: TensorLike) -> Tensor:
     """The broadcast of two shapes given as int32 vectors (an int32 vector)."""
     with converted(s0, "s0", "broadcast_args", "int32") as a, converted(s1, "s1", "broadcast_args", "int32") as b:
         for name, t in (("s0", a), ("s1", b)):
@@ -200,7 +201,7 @@ def broadcast_args(s0: Any, s1: Any) -> Tensor:
         return ENGINE.run_kernel(kn.BroadcastArgs, (a, b), None)
 
 
-def meshgrid(x: Any = None, y: Any = None, *, indexing: str = "xy") -> tuple[Tensor, ...]:
+def meshgrid(x: TensorLike | None = None, y: TensorLike | None = None, *, indexing: str = "xy") -> tuple[Tensor, ...]:
     """Coordinate grids from two vectors: ``indexing='xy'`` (Cartesian, [len(y), len(x)]) or 'ij' (matrix)."""
     if indexing not in ("xy", "ij"):
         raise TypeError(f"meshgrid: argument 'indexing' must be 'xy' or 'ij', got {indexing!r}")
@@ -232,7 +233,7 @@ def meshgrid(x: Any = None, y: Any = None, *, indexing: str = "xy") -> tuple[Ten
 # ----------------------------------------------------------------------------- one-hot
 
 
-def one_hot(indices: Any, depth: int, on_value: float = 1, off_value: float = 0, dtype: str = "int32") -> Tensor:
+def one_hot(indices: TensorLike, depth: int, on_value: float = 1, off_value: float = 0, dtype: str = "int32") -> Tensor:
     """A ``depth``-long one-hot vector for each int32 index (``on_value`` at the index, else ``off_value``)."""
     depth = _int_arg(depth, "one_hot", "depth")
     if depth < 2:
@@ -255,25 +256,25 @@ def one_hot(indices: Any, depth: int, on_value: float = 1, off_value: float = 0,
 # ----------------------------------------------------------------------------- rank-specific wrappers
 
 
-def concat1d(tensors: Sequence[Any]) -> Tensor:
+def concat1d(tensors: Sequence[TensorLike]) -> Tensor:
     """``concat(tensors, 0)`` (TF.js's rank-1 spelling)."""
     with _as_op("concat1d", "concat"):
         return concat(tensors, 0)
 
 
-def concat2d(tensors: Sequence[Any], axis: int = 0) -> Tensor:
+def concat2d(tensors: Sequence[TensorLike], axis: int = 0) -> Tensor:
     """``concat(tensors, axis)`` (TF.js's rank-2 spelling)."""
     with _as_op("concat2d", "concat"):
         return concat(tensors, axis)
 
 
-def concat3d(tensors: Sequence[Any], axis: int = 0) -> Tensor:
+def concat3d(tensors: Sequence[TensorLike], axis: int = 0) -> Tensor:
     """``concat(tensors, axis)`` (TF.js's rank-3 spelling)."""
     with _as_op("concat3d", "concat"):
         return concat(tensors, axis)
 
 
-def concat4d(tensors: Sequence[Any], axis: int = 0) -> Tensor:
+def concat4d(tensors: Sequence[TensorLike], axis: int = 0) -> Tensor:
     """``concat(tensors, axis)`` (TF.js's rank-4 spelling)."""
     with _as_op("concat4d", "concat"):
         return concat(tensors, axis)
@@ -288,27 +289,27 @@ def _slice_nd(x: Any, begin: Any, size: Any, rank: int) -> Tensor:
             return _slice(t, begin, size)
 
 
-def slice1d(x: Any, begin: int, size: int) -> Tensor:
+def slice1d(x: TensorLike, begin: int, size: int) -> Tensor:
     """``slice`` of a rank-1 tensor: ``size`` elements from ``begin`` (-1: to the end)."""
     return _slice_nd(x, [begin], [size], 1)
 
 
-def slice2d(x: Any, begin: Sequence[int], size: Sequence[int]) -> Tensor:
+def slice2d(x: TensorLike, begin: Sequence[int], size: Sequence[int]) -> Tensor:
     """``slice`` of a rank-2 tensor."""
     return _slice_nd(x, begin, size, 2)
 
 
-def slice3d(x: Any, begin: Sequence[int], size: Sequence[int]) -> Tensor:
+def slice3d(x: TensorLike, begin: Sequence[int], size: Sequence[int]) -> Tensor:
     """``slice`` of a rank-3 tensor."""
     return _slice_nd(x, begin, size, 3)
 
 
-def slice4d(x: Any, begin: Sequence[int], size: Sequence[int]) -> Tensor:
+def slice4d(x: TensorLike, begin: Sequence[int], size: Sequence[int]) -> Tensor:
     """``slice`` of a rank-4 tensor."""
     return _slice_nd(x, begin, size, 4)
 
 
-def ensure_shape(x: Any, shape: Sequence[int | None]) -> Tensor:
+def ensure_shape(x: TensorLike, shape: Sequence[int | None]) -> Tensor:
     """``x`` itself if its shape matches ``shape`` (``None`` matches any size), else a ValueError."""
     if isinstance(shape, Tensor) or not isinstance(shape, list | tuple):
         raise TypeError(f"ensure_shape: argument 'shape' must be a list of ints or None, got {type(shape).__name__}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -11,13 +10,14 @@ from ..core import kernel_names as kn
 from ..core.dispatch import compiled
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
+from ..core.types import TensorLike
 from .convert import to_tensor
 
 REAL = ("float32", "int32", "bool")  # dtypes TF.js's cpu kernels accept (no complex64, no string)
 FLOAT = ("float32",)
 
 
-def run_unary(kernel: str, op: str, x: Any, float_only: bool = False) -> Tensor:
+def run_unary(kernel: str, op: str, x: TensorLike, float_only: bool = False) -> Tensor:
     """Convert ``x``, check its dtype, run ``kernel``; a temporary input is disposed.
 
     ``float_only``: TF.js accepts only float32 here (``log``, ``sqrt``, ``tanh``...).
@@ -51,7 +51,7 @@ def dtype_error(op: str, arg: str, dtypes: tuple[str, ...], got: str) -> TypeErr
 
 
 def run_typed_unary(
-    kernel: str, op: str, x: Any, dtypes: tuple[str, ...] = REAL, attrs: dict | None = None, arg: str = "x"
+    kernel: str, op: str, x: TensorLike, dtypes: tuple[str, ...] = REAL, attrs: dict | None = None, arg: str = "x"
 ) -> Tensor:
     """Like :func:`run_unary`, for ops whose input must have one of ``dtypes``.
 
@@ -70,7 +70,7 @@ def run_typed_unary(
             t.dispose()
 
 
-def number_arg(value: Any, op: str, arg: str) -> float:
+def number_arg(value: TensorLike, op: str, arg: str) -> float:
     """A plain real number argument (not a tensor, not a bool)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
         raise TypeError(f"{op}: argument '{arg}' must be a number, got {type(value).__name__}")
@@ -78,13 +78,13 @@ def number_arg(value: Any, op: str, arg: str) -> float:
 
 
 @compiled.unary_op(kn.Neg)
-def neg(x: Any) -> Tensor:
+def neg(x: TensorLike) -> Tensor:
     """-x."""
     return run_unary(kn.Neg, "neg", x)
 
 
 @compiled.unary_op(kn.Abs)  # float32: Abs (complex64 goes to the function)
-def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
+def abs(x: TensorLike) -> Tensor:  # noqa: A001 - TF.js's name
     """|x|; the magnitude (float32) for complex64, through ``ComplexAbs`` as in TF.js."""
     if isinstance(x, Tensor) and x.dtype == "complex64":
         return ENGINE.run_kernel(kn.ComplexAbs, (x,), None)
@@ -92,37 +92,37 @@ def abs(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
 
 
 @compiled.unary_op(kn.Exp)
-def exp(x: Any) -> Tensor:
+def exp(x: TensorLike) -> Tensor:
     """e ** x."""
     return run_unary(kn.Exp, "exp", x)
 
 
 @compiled.unary_op(kn.Log)
-def log(x: Any) -> Tensor:
+def log(x: TensorLike) -> Tensor:
     """Natural logarithm; -Infinity at 0, NaN below."""
     return run_unary(kn.Log, "log", x, float_only=True)
 
 
 @compiled.unary_op(kn.Sqrt)
-def sqrt(x: Any) -> Tensor:
+def sqrt(x: TensorLike) -> Tensor:
     """Square root; NaN below 0."""
     return run_unary(kn.Sqrt, "sqrt", x, float_only=True)
 
 
 @compiled.unary_op(kn.Rsqrt)
-def rsqrt(x: Any) -> Tensor:
+def rsqrt(x: TensorLike) -> Tensor:
     """1 / sqrt(x)."""
     return run_unary(kn.Rsqrt, "rsqrt", x, float_only=True)
 
 
 @compiled.unary_op(kn.Square)
-def square(x: Any) -> Tensor:
+def square(x: TensorLike) -> Tensor:
     """x * x."""
     return run_unary(kn.Square, "square", x)
 
 
 @compiled.unary_op(kn.Tanh)
-def tanh(x: Any) -> Tensor:
+def tanh(x: TensorLike) -> Tensor:
     """Hyperbolic tangent."""
     return run_unary(kn.Tanh, "tanh", x, float_only=True)
 
@@ -131,97 +131,97 @@ def tanh(x: Any) -> Tensor:
 # (an int32 input gives truncated int32 results).
 
 
-def acos(x: Any) -> Tensor:
+def acos(x: TensorLike) -> Tensor:
     """Inverse cosine; NaN outside [-1, 1]."""
     return run_typed_unary(kn.Acos, "acos", x)
 
 
-def acosh(x: Any) -> Tensor:
+def acosh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic cosine; NaN below 1."""
     return run_typed_unary(kn.Acosh, "acosh", x)
 
 
-def asin(x: Any) -> Tensor:
+def asin(x: TensorLike) -> Tensor:
     """Inverse sine; NaN outside [-1, 1]."""
     return run_typed_unary(kn.Asin, "asin", x)
 
 
-def asinh(x: Any) -> Tensor:
+def asinh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic sine."""
     return run_typed_unary(kn.Asinh, "asinh", x)
 
 
-def atan(x: Any) -> Tensor:
+def atan(x: TensorLike) -> Tensor:
     """Inverse tangent."""
     return run_typed_unary(kn.Atan, "atan", x)
 
 
-def atanh(x: Any) -> Tensor:
+def atanh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic tangent; +-Infinity at +-1, NaN beyond."""
     return run_typed_unary(kn.Atanh, "atanh", x)
 
 
-def cos(x: Any) -> Tensor:
+def cos(x: TensorLike) -> Tensor:
     """Cosine (float32)."""
     return run_typed_unary(kn.Cos, "cos", x, FLOAT)
 
 
-def cosh(x: Any) -> Tensor:
+def cosh(x: TensorLike) -> Tensor:
     """Hyperbolic cosine (float32)."""
     return run_typed_unary(kn.Cosh, "cosh", x, FLOAT)
 
 
-def sin(x: Any) -> Tensor:
+def sin(x: TensorLike) -> Tensor:
     """Sine (float32)."""
     return run_typed_unary(kn.Sin, "sin", x, FLOAT)
 
 
-def sinh(x: Any) -> Tensor:
+def sinh(x: TensorLike) -> Tensor:
     """Hyperbolic sine."""
     return run_typed_unary(kn.Sinh, "sinh", x)
 
 
-def tan(x: Any) -> Tensor:
+def tan(x: TensorLike) -> Tensor:
     """Tangent (float32)."""
     return run_typed_unary(kn.Tan, "tan", x, FLOAT)
 
 
-def ceil(x: Any) -> Tensor:
+def ceil(x: TensorLike) -> Tensor:
     """Smallest integer >= x (float32)."""
     return run_typed_unary(kn.Ceil, "ceil", x, FLOAT)
 
 
-def floor(x: Any) -> Tensor:
+def floor(x: TensorLike) -> Tensor:
     """Largest integer <= x (float32)."""
     return run_typed_unary(kn.Floor, "floor", x, FLOAT)
 
 
-def round(x: Any) -> Tensor:  # noqa: A001 - TF.js's name
+def round(x: TensorLike) -> Tensor:  # noqa: A001 - TF.js's name
     """Nearest integer, halves to even (banker's rounding, as TF.js)."""
     return run_typed_unary(kn.Round, "round", x)
 
 
-def sign(x: Any) -> Tensor:
+def sign(x: TensorLike) -> Tensor:
     """-1, 0 or 1 by the sign of x; 0 for NaN (as TF.js)."""
     return run_typed_unary(kn.Sign, "sign", x)
 
 
-def reciprocal(x: Any) -> Tensor:
+def reciprocal(x: TensorLike) -> Tensor:
     """1 / x."""
     return run_typed_unary(kn.Reciprocal, "reciprocal", x)
 
 
-def expm1(x: Any) -> Tensor:
+def expm1(x: TensorLike) -> Tensor:
     """e ** x - 1, accurate near 0."""
     return run_typed_unary(kn.Expm1, "expm1", x)
 
 
-def log1p(x: Any) -> Tensor:
+def log1p(x: TensorLike) -> Tensor:
     """log(1 + x), accurate near 0."""
     return run_typed_unary(kn.Log1p, "log1p", x)
 
 
-def erf(x: Any) -> Tensor:
+def erf(x: TensorLike) -> Tensor:
     """The Gauss error function (float32; an int32 input is cast first), as TF.js approximates it."""
     if x.__class__ is Tensor and x.dtype == "float32":
         return ENGINE.run_kernel(kn.Erf, (x,), None)
@@ -239,13 +239,13 @@ def erf(x: Any) -> Tensor:
             temp.dispose()
 
 
-def step(x: Any, alpha: float = 0.0) -> Tensor:
+def step(x: TensorLike, alpha: float = 0.0) -> Tensor:
     """1 where x > 0, ``alpha`` elsewhere; NaN stays NaN."""
     attrs = {"alpha": number_arg(alpha, "step", "alpha")}
     return run_typed_unary(kn.Step, "step", x, attrs=attrs)
 
 
-def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tensor:
+def clip_by_value(x: TensorLike, clip_value_min: float, clip_value_max: float) -> Tensor:
     """x clamped to [clip_value_min, clip_value_max]; NaN stays NaN."""
     lo = number_arg(clip_value_min, "clip_by_value", "clip_value_min")
     hi = number_arg(clip_value_max, "clip_by_value", "clip_value_max")
@@ -279,17 +279,17 @@ def _stored(value: float, dtype: str) -> float | int | bool:
     return (n + 2**31) % 2**32 - 2**31
 
 
-def is_nan(x: Any) -> Tensor:
+def is_nan(x: TensorLike) -> Tensor:
     """True where x is NaN."""
     return run_typed_unary(kn.IsNan, "is_nan", x)
 
 
-def is_inf(x: Any) -> Tensor:
+def is_inf(x: TensorLike) -> Tensor:
     """True where x is +-Infinity."""
     return run_typed_unary(kn.IsInf, "is_inf", x)
 
 
-def is_finite(x: Any) -> Tensor:
+def is_finite(x: TensorLike) -> Tensor:
     """True where x is neither NaN nor +-Infinity."""
     return run_typed_unary(kn.IsFinite, "is_finite", x)
 

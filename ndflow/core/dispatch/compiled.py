@@ -26,7 +26,7 @@ runs the Python code alone). The flag ``C_DISPATCH`` (default: on where built) t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..flags import env
 
@@ -40,6 +40,8 @@ except ImportError:  # built without a C compiler: the Python paths alone
 
 _state: dict[str, Any] = {"python_dispose": None}
 _UNARY, _BINARY, _REDUCE_ALL, _RESHAPE = 1, 2, 3, 4  # the kinds of _dispatch.op
+#: An op function: the decorators below keep its signature for type checkers.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def available() -> bool:
@@ -115,14 +117,14 @@ def forget_layouts() -> None:
         _dispatch.forget_layouts()
 
 
-def _op(kind: int, kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return fn if _dispatch is None else _dispatch.op(kind, kernel, fn)
+def _op(kind: int, kernel: str) -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
+        return fn if _dispatch is None else _dispatch.op(kind, kernel, fn)  # type: ignore[no-any-return]
 
     return wrap
 
 
-def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def binary_op(kernel: str) -> Callable[[F], F]:
     """Decorator of a binary op ``f(a, b)`` that runs ``kernel`` through ``run_binary``: calls with two
     positional arguments try the compiled direct path first (float32 operands of one shape, or a float32 tensor
     and a Python number), then ``f``. The op stays ``f`` for everything else (name, docs, signature via
@@ -130,18 +132,18 @@ def binary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return _op(_BINARY, kernel)
 
 
-def unary_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def unary_op(kernel: str) -> Callable[[F], F]:
     """Decorator of a unary op ``f(x)`` that runs ``kernel`` through ``run_unary`` (see :func:`binary_op`)."""
     return _op(_UNARY, kernel)
 
 
-def reduce_all_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def reduce_all_op(kernel: str) -> Callable[[F], F]:
     """Decorator of a reduction ``f(x, axis=None, keep_dims=False)``: calls ``f(x)`` on a float32 tensor try the
     backend's form of the reduction over every axis first (``register_direct_reduction``), then ``f``."""
     return _op(_REDUCE_ALL, kernel)
 
 
-def reshape_op(kernel: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def reshape_op(kernel: str) -> Callable[[F], F]:
     """Decorator of ``reshape(x, shape)``: where the backend declared that ``kernel`` shares its input's buffer
     (``register_shared_output``), a plain call (a tensor and a list or tuple of ints) gives the buffer one
     more owner and makes the tensor in C; anything else goes to ``f``."""
