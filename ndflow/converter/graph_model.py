@@ -9,6 +9,7 @@ type that ndflow cannot run. ``execute``/``predict`` run plain graphs; ``execute
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
@@ -19,9 +20,12 @@ from typing import Any
 import numpy as np
 
 from .. import io, ops
+from ..core.awaitable import Resolved, finish, is_pending, resolved
 from ..core.coroutines import drive_without_loop
 from ..core.engine import ENGINE
+from ..core.globals import next_frame
 from ..core.tensor import Tensor
+from ..core.types import ModelOutput
 from ..io.model_json import is_graph_topology
 from . import mappers  # noqa: F401  (importing it registers every op mapper)
 from .load.graph import TF_DTYPES
@@ -59,8 +63,14 @@ def run_to_completion(coro: Any, what: str = "the model initializer waits on asy
     return drive_without_loop(coro, f"{what}; use the asynchronous API (model.execute_async) instead")
 
 
-class GraphModel:
-    """A graph model: ``predict``/``execute`` (plain graphs), ``predict_async``/``execute_async`` (any)."""
+class GraphModel(Resolved):
+    """A graph model: ``predict``/``execute`` (plain graphs), ``predict_async``/``execute_async`` (any).
+
+    As TF.js's Promises port (ndflow/core/awaitable.py): the model ``load_graph_model`` returns is awaitable
+    (``model = await nf.load_graph_model(url)``), so are the tensors, lists and dicts ``predict`` / ``execute``
+    return (``await model.predict(x)``); ``execute_async`` / ``predict_async`` are coroutines, as TF.js's
+    ``executeAsync`` returns a Promise (``await`` them, or ``asyncio.run(model.execute_async(x))``).
+    """
 
     def __init__(self, model_url: Any, load_options: Mapping[str, Any] | None = None) -> None:
         self.model_url = model_url
@@ -95,10 +105,28 @@ class GraphModel:
                 "method implemented."
             )
         artifacts = handler.load()
-        if inspect.isawaitable(artifacts):  # an asynchronous handler that does not really wait
+        if is_pending(artifacts):  # an asynchronous handler that does not really wait
             artifacts = run_to_completion(artifacts, "the IO handler's load() waits on asynchronous work")
         if isinstance(artifacts, Mapping):
             artifacts = io.ModelArtifacts.from_dict(artifacts)
+        return self.load_artifacts(artifacts)
+
+    async def load_async(self) -> bool:
+        """``load`` as a coroutine: the handler's ``load`` runs in a worker thread (or is awaited when it is a
+        coroutine), so the event loop keeps running while the files are read or downloaded."""
+        handler = self._handler()
+        load = getattr(handler, "load", None)
+        if not callable(load):
+            raise ValueError(
+                "Cannot proceed with model loading because the IOHandler provided does not have the `load` "
+                "method implemented."
+            )
+        artifacts = await load() if inspect.iscoroutinefunction(load) else await asyncio.to_thread(load)
+        if is_pending(artifacts):
+            artifacts = await artifacts
+        if isinstance(artifacts, Mapping):
+            artifacts = io.ModelArtifacts.from_dict(artifacts)
+        await next_frame()
         return self.load_artifacts(artifacts)
 
     def load_artifacts(self, artifacts: io.ModelArtifacts) -> bool:
@@ -354,7 +382,7 @@ class GraphModel:
 
     @staticmethod
     def _unwrap(result: list[Tensor]) -> Tensor | list[Tensor]:
-        return result[0] if len(result) == 1 else result
+        return result[0] if len(result) == 1 else resolved(list(result))  # a list that awaits to itself
 
     def execute(self, inputs: Inputs, outputs: str | Sequence[str] | None = None) -> Tensor | list[Tensor]:
         """Run the graph: one tensor for one output, else a list (RuntimeError when it needs execute_async)."""
@@ -386,9 +414,9 @@ class GraphModel:
         if not self.structured_output_keys:
             return out
         values = [out] if isinstance(out, Tensor) else out
-        return dict(zip(self.structured_output_keys, values, strict=False))
+        return resolved(dict(zip(self.structured_output_keys, values, strict=False)))
 
-    def predict(self, inputs: Inputs, config: Mapping[str, Any] | None = None) -> Any:
+    def predict(self, inputs: Inputs, config: Mapping[str, Any] | None = None) -> ModelOutput:
         """``execute`` on the model's outputs (a dict when the model has structured output keys)."""
         return self._structured(self.execute(inputs, self.output_nodes))
 
@@ -406,7 +434,7 @@ class GraphModel:
         """Save the model's artifacts as loaded (TF.js ``GraphModel.save``)."""
         if self.artifacts is None:
             raise RuntimeError("GraphModel.save: the model is not loaded")
-        return io.resolve_save_handler(handler_or_url).save(self.artifacts)
+        return finish(io.resolve_save_handler(handler_or_url).save(self.artifacts), "GraphModel.save")
 
     def dispose(self) -> None:
         """Free every weight, the initializer's outputs and the hash tables."""
@@ -440,9 +468,41 @@ def _js(value: Any) -> str:
 
 
 def load_graph_model(model_url: Any, options: Mapping[str, Any] | None = None) -> GraphModel:
-    """Load a graph model from a path/URL (``file://``, ``http(s)://``), an IO handler or artifacts in memory;
-    options: ``from_tf_hub``, ``request_init``, ``on_progress``, ``weight_path_prefix``, ``fetch_func``, and
-    ``optimize`` (ndflow: fold constants and fuse ops at load; default: the ``GRAPH_MODEL_OPTIMIZE`` flag, true)."""
+    """Load a graph model (TF.js ``tf.loadGraphModel``); returns the model, also awaitable
+    (``model = await nf.load_graph_model(url)`` ports unchanged).
+
+    Args:
+        model_url: a path or URL of ``model.json`` (``file://``, ``http(s)://``, a registered router's scheme), an
+            IO handler (anything with ``load()``), or artifacts in memory.
+        options: ``from_tf_hub``, ``request_init``, ``on_progress``, ``weight_path_prefix``, ``fetch_func``, and
+            ``optimize`` (ndflow: fold constants and fuse ops at load; default: the ``GRAPH_MODEL_OPTIMIZE``
+            flag, true).
+
+    Example::
+
+        model = nf.load_graph_model('file://./web_model/model.json')
+        y = model.predict(nf.zeros([1, 224, 224, 3]))
+    """
+    model = _new_graph_model(model_url, options)
+    model.load()
+    return model
+
+
+async def load_graph_model_async(model_url: Any, options: Mapping[str, Any] | None = None) -> GraphModel:
+    """:func:`load_graph_model` as a coroutine: the files are read (or downloaded) in a worker thread while the
+    event loop keeps running, then the graph is built. Same arguments and result as :func:`load_graph_model`.
+
+    Example::
+
+        model = await nf.load_graph_model_async('https://example.com/web_model/model.json')
+    """
+    model = _new_graph_model(model_url, options)
+    await model.load_async()
+    return model
+
+
+def _new_graph_model(model_url: Any, options: Mapping[str, Any] | None) -> GraphModel:
+    """The (not yet loaded) ``GraphModel`` of a ``load_graph_model`` call."""
     if model_url is None:
         raise ValueError(
             "modelUrl in load_graph_model() cannot be None. Please provide a url or an IOHandler that loads the model"
@@ -454,6 +514,4 @@ def load_graph_model(model_url: Any, options: Mapping[str, Any] | None = None) -
         isinstance(model_url, Mapping) and ("modelTopology" in model_url or "model_topology" in model_url)
     ):
         model_url = io.from_memory(model_url)
-    model = GraphModel(model_url, options)
-    model.load()
-    return model
+    return GraphModel(model_url, options)

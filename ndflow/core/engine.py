@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import tensor as tensor_module
+from .awaitable import is_pending
 from .backend import Backend, DataInfo
 from .backend_registry import _NO_DIRECT, BACKEND_ENV_VAR, BackendRegistry, Priority  # noqa: F401
 from .containers import walk_tensors
@@ -355,7 +356,7 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
         except BaseException:
             self.end_scope(None)
             raise
-        if inspect.isawaitable(result):
+        if is_pending(result):  # a finished result (a tensor, a History) awaits to itself: not refused
             close = getattr(result, "close", None)
             if close is not None:
                 close()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.awaitable import is_pending
 from ..core.containers import walk_tensors
 from ..core.globals import dispose
 from ..core.tensor import Tensor
@@ -109,7 +110,7 @@ def check_element(value: Any, what: str) -> None:
 
 def refuse_awaitable(value: Any, what: str) -> Any:
     """``value``, unless it is an awaitable (a transform that should have been given to ``map_async``)."""
-    if inspect.isawaitable(value):
+    if is_pending(value):  # tensors await to themselves (core/awaitable.py): they are values here
         if inspect.iscoroutine(value):
             value.close()
         raise TypeError(f"{what} returned an awaitable; use map_async for asynchronous transforms")

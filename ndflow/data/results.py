@@ -14,18 +14,15 @@ import inspect
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
+from ..core.awaitable import ResolvedList
 from .deep_map import dispose_unless_in
 from .lazy_iterator import LazyIterator, drive_sync
 
 __all__ = ["ArrayResult", "Completed", "for_each_async", "run_to_completion", "to_array_async"]
 
 
-class ArrayResult(list):
-    """The list ``to_array()`` returns; ``await`` on it gives the list itself."""
-
-    def __await__(self) -> Generator[Any, None, ArrayResult]:
-        return self
-        yield  # pragma: no cover
+class ArrayResult(ResolvedList[Any]):
+    """The list ``to_array()`` returns; ``await`` on it gives the list itself (ndflow/core/awaitable.py)."""
 
 
 class Completed:

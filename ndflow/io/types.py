@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.awaitable import Resolved
+
 # Bytes per value of each dtype a weight can be stored as (quantized dtypes included).
 DTYPE_VALUE_SIZE_MAP: dict[str, int] = {
     "float32": 4,
@@ -97,8 +99,9 @@ class ModelArtifactsInfo:
 
 
 @dataclass
-class SaveResult:
-    """The result of ``handler.save(artifacts)`` (TF.js ``SaveResult``)."""
+class SaveResult(Resolved):
+    """The result of ``handler.save(artifacts)`` (TF.js ``SaveResult``); ``await`` gives it back (a finished
+    result, ndflow/core/awaitable.py), so ported ``await model.save(url)`` works."""
 
     model_artifacts_info: ModelArtifactsInfo
     responses: list[Any] | None = None

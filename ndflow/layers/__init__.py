@@ -1,6 +1,8 @@
 """The Layers API, as TF.js's ``tf.layers`` / ``tf.sequential`` / ``tf.model`` / ``tf.input``.
 
-``nf.layers.dense(units=4, input_shape=[3])`` makes a layer; ``nf.sequential(layers=[...])`` and
+``nf.layers.dense(units=4, input_shape=[3])`` or, as TF.js writes it, ``nf.layers.dense({'units': 4,
+'inputShape': [3]})`` makes a layer (each factory shows its arguments, shapes and an example in ``help()``;
+TF.js's other names such as ``max_pool2d`` / ``avg_pooling2d`` are aliases); ``nf.sequential(layers=[...])`` and
 ``nf.model(inputs=nf.input(shape=[3]), outputs=...)`` make models that ``predict``, print a
 ``summary()``, and serialize to the Keras JSON of ``model.toJSON()`` (``to_json`` / ``from_config``).
 Initializers, regularizers, constraints and activations are found by their TF.js names;
@@ -23,12 +25,16 @@ from .engine.container import Container, deserialize_layer
 from .engine.inputs import InputLayer, input  # noqa: F401  (nf.layers.input; kept out of __all__: it would shadow the builtin)
 from .engine.models import Functional, LayersModel, Sequential, model, sequential
 from .engine.topology import InputSpec, Node, SymbolicTensor
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .variables import LayerVariable
 
-
-def input_layer(**kwargs: object) -> InputLayer:
-    """An ``InputLayer`` (``nf.layers.input_layer(input_shape=[3])``); ``nf.input`` is the usual entry."""
-    return InputLayer(**kwargs)  # type: ignore[arg-type]
+input_layer = layer_factory(
+    InputLayer,
+    "input_layer",
+    notes="``nf.input(shape=[3])`` is the usual entry; this makes the layer itself.",
+    **FACTORY_DOCS["input_layer"],
+)
 
 
 __all__ = [
@@ -96,6 +102,14 @@ __all__ += [
 
 # -- save / load in the TF.js format: model.save, load_layers_model (issue 5, save/load family) --
 from .engine import saving  # noqa: E402
-from .engine.saving import load_layers_model  # noqa: E402
+from .engine.saving import load_layers_model, load_layers_model_async  # noqa: E402
 
-__all__ += ["load_layers_model", "saving"]
+__all__ += ["load_layers_model", "load_layers_model_async", "saving"]
+
+# -- the rest of TF.js 4.22's layers, its alternative names, tf.models.modelFromJSON (issue 26) --
+from . import aliases, preprocessing_category, preprocessing_random  # noqa: E402
+from .aliases import *  # noqa: E402, F403
+from .preprocessing_category import *  # noqa: E402, F403
+from .preprocessing_random import *  # noqa: E402, F403
+
+__all__ += [*aliases.__all__, *preprocessing_category.__all__, *preprocessing_random.__all__]

@@ -18,6 +18,8 @@ from ..core.tensor import Tensor
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -31,25 +33,44 @@ def _check_number(value: Any, what: str, owner: str) -> None:
 
 @register_class
 class ReLU(Layer):
-    """``max(x, 0)``, capped at ``max_value`` if given."""
+    """``max(x, 0)``, capped at ``max_value`` if given (Keras's ``negative_slope`` / ``threshold`` too)."""
 
-    def __init__(self, max_value: float | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.supports_masking = True
         if max_value is not None:
             _check_number(max_value, "max_value", "ReLU")
+        for value, what in ((negative_slope, "negative_slope"), (threshold, "threshold")):
+            _check_number(value, what, "ReLU")
+            if value < 0:
+                raise ValueError(f"ReLU: {what} must be >= 0, but got {value!r}")
         self.max_value = max_value
+        self.negative_slope = negative_slope
+        self.threshold = threshold
 
     def call(self, inputs: Any, **kwargs: Any) -> Tensor:
-        """``relu(inputs)``, clipped to ``[0, max_value]``."""
-        output = ops.relu(get_exactly_one_tensor(inputs))
+        """``relu(inputs)`` clipped to ``[0, max_value]``; with Keras's options, ``x`` above ``threshold`` and
+        ``negative_slope * (x - threshold)`` below (as Keras computes it)."""
+        x = get_exactly_one_tensor(inputs)
+        if self.threshold:
+            output = ops.mul(x, ops.cast(ops.greater(x, self.threshold), x.dtype))
+        else:
+            output = ops.relu(x)
         if self.max_value is not None:
             output = ops.clip_by_value(output, 0, self.max_value)
+        if self.negative_slope:
+            output = ops.sub(output, ops.mul(ops.relu(ops.sub(self.threshold, x)), self.negative_slope))
         return output
 
     def get_config(self) -> dict[str, Any]:
-        """The Keras-format (snake_case) config."""
+        """The Keras-format (snake_case) config (Keras's keys only when they are not their defaults)."""
         config: dict[str, Any] = {"max_value": self.max_value}
+        if self.negative_slope:
+            config["negative_slope"] = self.negative_slope
+        if self.threshold:
+            config["threshold"] = self.threshold
         config.update(super().get_config())
         return config
 
@@ -58,8 +79,13 @@ class ReLU(Layer):
 class LeakyReLU(Layer):
     """``x`` for ``x >= 0``, ``alpha * x`` below (``alpha`` defaults to 0.3)."""
 
-    def __init__(self, alpha: float | None = None, **kwargs: Any) -> None:
+    def __init__(self, alpha: float | None = None, negative_slope: float | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if negative_slope is not None:  # Keras 3's name for alpha
+            _check_number(negative_slope, "negative_slope", "LeakyReLU")
+            if alpha is not None and alpha != negative_slope:
+                raise ValueError(f"LeakyReLU: alpha={alpha!r} and negative_slope={negative_slope!r} disagree")
+            alpha = negative_slope
         if alpha is not None:
             _check_number(alpha, "alpha", "LeakyReLU")
         self.alpha = 0.3 if alpha is None else alpha
@@ -223,34 +249,12 @@ class Softmax(Layer):
         return config
 
 
-def relu(**kwargs: Any) -> ReLU:
-    """A ReLU layer (TF.js's ``tf.layers.reLU``): ``nf.layers.relu(max_value=6)``."""
-    return ReLU(**kwargs)
-
-
-def leaky_relu(**kwargs: Any) -> LeakyReLU:
-    """A leaky ReLU layer (TF.js's ``tf.layers.leakyReLU``): ``nf.layers.leaky_relu(alpha=0.1)``."""
-    return LeakyReLU(**kwargs)
-
-
-def prelu(**kwargs: Any) -> PReLU:
-    """A parametric ReLU layer: ``nf.layers.prelu(shared_axes=[1, 2])``."""
-    return PReLU(**kwargs)
-
-
-def elu(**kwargs: Any) -> ELU:
-    """An ELU layer: ``nf.layers.elu(alpha=1.0)``."""
-    return ELU(**kwargs)
-
-
-def thresholded_relu(**kwargs: Any) -> ThresholdedReLU:
-    """A thresholded ReLU layer (TF.js's ``tf.layers.thresholdedReLU``): ``nf.layers.thresholded_relu(theta=1)``."""
-    return ThresholdedReLU(**kwargs)
-
-
-def softmax(**kwargs: Any) -> Softmax:
-    """A softmax layer: ``nf.layers.softmax(axis=-1)`` (the default axis is 1, as in TF.js)."""
-    return Softmax(**kwargs)
+relu = layer_factory(ReLU, "relu", **FACTORY_DOCS["relu"])
+leaky_relu = layer_factory(LeakyReLU, "leaky_relu", **FACTORY_DOCS["leaky_relu"])
+prelu = layer_factory(PReLU, "prelu", **FACTORY_DOCS["prelu"])
+elu = layer_factory(ELU, "elu", **FACTORY_DOCS["elu"])
+thresholded_relu = layer_factory(ThresholdedReLU, "thresholded_relu", **FACTORY_DOCS["thresholded_relu"])
+softmax = layer_factory(Softmax, "softmax", **FACTORY_DOCS["softmax"])
 
 
 __all__ = [

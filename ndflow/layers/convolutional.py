@@ -23,6 +23,8 @@ from .backend import bias_add, image_data_format, is_channels_first, map_activat
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -507,34 +509,12 @@ class ZeroPadding2D(Layer):
 
 
 # -- factories ----------------------------------------------------------------------------------------
-def conv1d(**kwargs: Any) -> Conv1D:
-    """A 1-D convolution layer: ``nf.layers.conv1d(filters=8, kernel_size=3)``."""
-    return Conv1D(**kwargs)
-
-
-def conv2d(**kwargs: Any) -> Conv2D:
-    """A 2-D convolution layer: ``nf.layers.conv2d(filters=8, kernel_size=3, activation='relu')``."""
-    return Conv2D(**kwargs)
-
-
-def conv3d(**kwargs: Any) -> Conv3D:
-    """A 3-D convolution layer: ``nf.layers.conv3d(filters=8, kernel_size=3)``."""
-    return Conv3D(**kwargs)
-
-
-def cropping2d(**kwargs: Any) -> Cropping2D:
-    """A layer cropping images: ``nf.layers.cropping2d(cropping=[[1, 1], [2, 0]])``."""
-    return Cropping2D(**kwargs)
-
-
-def up_sampling2d(**kwargs: Any) -> UpSampling2D:
-    """An upsampling layer: ``nf.layers.up_sampling2d(size=[2, 2], interpolation='bilinear')``."""
-    return UpSampling2D(**kwargs)
-
-
-def zero_padding2d(**kwargs: Any) -> ZeroPadding2D:
-    """A zero-padding layer: ``nf.layers.zero_padding2d(padding=[1, 2])``."""
-    return ZeroPadding2D(**kwargs)
+conv1d = layer_factory(Conv1D, "conv1d", **FACTORY_DOCS["conv1d"])
+conv2d = layer_factory(Conv2D, "conv2d", **FACTORY_DOCS["conv2d"])
+conv3d = layer_factory(Conv3D, "conv3d", **FACTORY_DOCS["conv3d"])
+cropping2d = layer_factory(Cropping2D, "cropping2d", **FACTORY_DOCS["cropping2d"])
+up_sampling2d = layer_factory(UpSampling2D, "up_sampling2d", **FACTORY_DOCS["up_sampling2d"])
+zero_padding2d = layer_factory(ZeroPadding2D, "zero_padding2d", **FACTORY_DOCS["zero_padding2d"])
 
 
 __all__ = [

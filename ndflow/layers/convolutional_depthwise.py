@@ -29,6 +29,8 @@ from .convolutional import (
     to_channels_last,
 )
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -207,14 +209,8 @@ class SeparableConv2D(SeparableConv):
     rank = 2
 
 
-def depthwise_conv2d(**kwargs: Any) -> DepthwiseConv2D:
-    """A depthwise 2-D convolution layer: ``nf.layers.depthwise_conv2d(kernel_size=3, depth_multiplier=2)``."""
-    return DepthwiseConv2D(**kwargs)
-
-
-def separable_conv2d(**kwargs: Any) -> SeparableConv2D:
-    """A separable 2-D convolution layer: ``nf.layers.separable_conv2d(filters=8, kernel_size=3)``."""
-    return SeparableConv2D(**kwargs)
+depthwise_conv2d = layer_factory(DepthwiseConv2D, "depthwise_conv2d", **FACTORY_DOCS["depthwise_conv2d"])
+separable_conv2d = layer_factory(SeparableConv2D, "separable_conv2d", **FACTORY_DOCS["separable_conv2d"])
 
 
 __all__ = ["DepthwiseConv2D", "SeparableConv2D", "depthwise_conv2d", "separable_conv2d"]

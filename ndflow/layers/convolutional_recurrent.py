@@ -16,6 +16,8 @@ from .. import ops
 from ..core.tensor import Tensor
 from .backend import bias_add, is_channels_first
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import Initializer, Ones
 from .recurrent import _CellRNN
 from .recurrent_cells import LSTMCell, StepFns, _masks, apply_mask, assert_positive_integer
@@ -217,14 +219,10 @@ class ConvLSTM2D(_CellRNN):
         return out
 
 
-def conv_lstm2d(**kwargs: Any) -> ConvLSTM2D:
-    """A convolutional LSTM layer: ``nf.layers.conv_lstm2d(filters=4, kernel_size=3, padding='same')``."""
-    return ConvLSTM2D(**kwargs)
-
-
-def conv_lstm2d_cell(**kwargs: Any) -> ConvLSTM2DCell:
-    """A convolutional LSTM cell: ``nf.layers.conv_lstm2d_cell(filters=4, kernel_size=3)``."""
-    return ConvLSTM2DCell(**kwargs)
+conv_lstm2d = layer_factory(ConvLSTM2D, "conv_lstm2d", exclude=frozenset({"units"}), **FACTORY_DOCS["conv_lstm2d"])
+conv_lstm2d_cell = layer_factory(
+    ConvLSTM2DCell, "conv_lstm2d_cell", exclude=frozenset({"units"}), **FACTORY_DOCS["conv_lstm2d_cell"]
+)
 
 
 __all__ = ["ConvLSTM2D", "ConvLSTM2DCell", "conv_lstm2d", "conv_lstm2d_cell"]

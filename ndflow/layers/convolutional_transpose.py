@@ -16,6 +16,8 @@ from ..core.tensor import Tensor
 from .backend import bias_add, is_channels_first
 from .convolutional import Conv, deconv_length, to_channels_first, to_channels_last
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
@@ -95,14 +97,8 @@ class Conv3DTranspose(ConvTranspose):
     rank = 3
 
 
-def conv2d_transpose(**kwargs: Any) -> Conv2DTranspose:
-    """A transposed 2-D convolution layer: ``nf.layers.conv2d_transpose(filters=4, kernel_size=3, strides=2)``."""
-    return Conv2DTranspose(**kwargs)
-
-
-def conv3d_transpose(**kwargs: Any) -> Conv3DTranspose:
-    """A transposed 3-D convolution layer: ``nf.layers.conv3d_transpose(filters=4, kernel_size=3)``."""
-    return Conv3DTranspose(**kwargs)
+conv2d_transpose = layer_factory(Conv2DTranspose, "conv2d_transpose", **FACTORY_DOCS["conv2d_transpose"])
+conv3d_transpose = layer_factory(Conv3DTranspose, "conv3d_transpose", **FACTORY_DOCS["conv3d_transpose"])
 
 
 __all__ = ["Conv2DTranspose", "Conv3DTranspose", "conv2d_transpose", "conv3d_transpose"]

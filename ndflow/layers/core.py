@@ -17,6 +17,8 @@ from .backend import batch_flatten, dot, in_train_phase, is_channels_first, map_
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -268,29 +270,11 @@ class Dropout(Layer):
         return config
 
 
-def dense(**kwargs: Any) -> Dense:
-    """A densely-connected layer: ``nf.layers.dense(units=4, activation='relu', input_shape=[3])``."""
-    return Dense(**kwargs)
-
-
-def activation(**kwargs: Any) -> Activation:
-    """An activation layer: ``nf.layers.activation(activation='relu')``."""
-    return Activation(**kwargs)
-
-
-def flatten(**kwargs: Any) -> Flatten:
-    """A layer flattening all but the batch axis."""
-    return Flatten(**kwargs)
-
-
-def reshape(**kwargs: Any) -> Reshape:
-    """A layer reshaping each example to ``target_shape``."""
-    return Reshape(**kwargs)
-
-
-def dropout(**kwargs: Any) -> Dropout:
-    """A dropout layer: ``nf.layers.dropout(rate=0.5)``."""
-    return Dropout(**kwargs)
+dense = layer_factory(Dense, "dense", **FACTORY_DOCS["dense"])
+activation = layer_factory(Activation, "activation", **FACTORY_DOCS["activation"])
+flatten = layer_factory(Flatten, "flatten", **FACTORY_DOCS["flatten"])
+reshape = layer_factory(Reshape, "reshape", **FACTORY_DOCS["reshape"])
+dropout = layer_factory(Dropout, "dropout", **FACTORY_DOCS["dropout"])
 
 
 __all__ = [

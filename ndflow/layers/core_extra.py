@@ -18,6 +18,8 @@ from ..core.tensor import Tensor
 from .core import Dropout
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
@@ -134,24 +136,10 @@ class Masking(Layer):
         return config
 
 
-def spatial_dropout1d(**kwargs: Any) -> SpatialDropout1D:
-    """A channel-wise dropout layer for sequences: ``nf.layers.spatial_dropout1d(rate=0.3)``."""
-    return SpatialDropout1D(**kwargs)
-
-
-def repeat_vector(**kwargs: Any) -> RepeatVector:
-    """A layer repeating its 2-D input ``n`` times: ``nf.layers.repeat_vector(n=3)``."""
-    return RepeatVector(**kwargs)
-
-
-def permute(**kwargs: Any) -> Permute:
-    """A layer permuting the non-batch axes: ``nf.layers.permute(dims=[2, 1])``."""
-    return Permute(**kwargs)
-
-
-def masking(**kwargs: Any) -> Masking:
-    """A layer masking the steps equal to ``mask_value``: ``nf.layers.masking(mask_value=0)``."""
-    return Masking(**kwargs)
+spatial_dropout1d = layer_factory(SpatialDropout1D, "spatial_dropout1d", **FACTORY_DOCS["spatial_dropout1d"])
+repeat_vector = layer_factory(RepeatVector, "repeat_vector", **FACTORY_DOCS["repeat_vector"])
+permute = layer_factory(Permute, "permute", **FACTORY_DOCS["permute"])
+masking = layer_factory(Masking, "masking", **FACTORY_DOCS["masking"])
 
 
 __all__ = [

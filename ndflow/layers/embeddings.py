@@ -15,6 +15,8 @@ from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -124,9 +126,7 @@ class Embedding(Layer):
         return config
 
 
-def embedding(**kwargs: Any) -> Embedding:
-    """An embedding layer: ``nf.layers.embedding(input_dim=1000, output_dim=16, mask_zero=True)``."""
-    return Embedding(**kwargs)
+embedding = layer_factory(Embedding, "embedding", **FACTORY_DOCS["embedding"])
 
 
 __all__ = ["Embedding", "embedding"]

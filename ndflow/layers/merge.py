@@ -22,7 +22,8 @@ from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .backend import epsilon
 from .engine.base import Layer
-from .engine.topology import SymbolicTensor
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import Shape, is_shape, shape_str, to_list
 
@@ -411,54 +412,14 @@ class Dot(Merge):
         return config
 
 
-def _merge(cls: type[Merge], inputs: Sequence[Any] | None, kwargs: dict[str, Any]) -> Any:
-    """A new ``cls`` layer, applied to ``inputs`` at once if given."""
-    if inputs is None:
-        return cls(**kwargs)
-    if not isinstance(inputs, list | tuple):
-        kind = "SymbolicTensor" if isinstance(inputs, SymbolicTensor) else type(inputs).__name__
-        raise TypeError(f"{cls.__name__}: expected a list of tensors to merge, but got a {kind}")
-    return cls(**kwargs).apply(list(inputs))
-
-
-def add(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """An ``Add`` layer, or, given a list of tensors, their sum: ``nf.layers.add([a, b])``."""
-    return _merge(Add, inputs, kwargs)
-
-
-def subtract(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Subtract`` layer, or, given two tensors, their difference: ``nf.layers.subtract([a, b])``."""
-    return _merge(Subtract, inputs, kwargs)
-
-
-def multiply(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Multiply`` layer, or, given a list of tensors, their product."""
-    return _merge(Multiply, inputs, kwargs)
-
-
-def average(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """An ``Average`` layer, or, given a list of tensors, their mean."""
-    return _merge(Average, inputs, kwargs)
-
-
-def maximum(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Maximum`` layer, or, given a list of tensors, their element-wise maximum."""
-    return _merge(Maximum, inputs, kwargs)
-
-
-def minimum(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Minimum`` layer, or, given a list of tensors, their element-wise minimum."""
-    return _merge(Minimum, inputs, kwargs)
-
-
-def concatenate(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Concatenate`` layer (``axis=-1``), or, given a list of tensors, their concatenation."""
-    return _merge(Concatenate, inputs, kwargs)
-
-
-def dot(inputs: Sequence[Any] | None = None, **kwargs: Any) -> Any:
-    """A ``Dot`` layer (``axes`` required), or, given two tensors, their dot product: ``dot([a, b], axes=1)``."""
-    return _merge(Dot, inputs, kwargs)
+add = layer_factory(Add, "add", applies_to_list=True, **FACTORY_DOCS["add"])
+subtract = layer_factory(Subtract, "subtract", applies_to_list=True, **FACTORY_DOCS["subtract"])
+multiply = layer_factory(Multiply, "multiply", applies_to_list=True, **FACTORY_DOCS["multiply"])
+average = layer_factory(Average, "average", applies_to_list=True, **FACTORY_DOCS["average"])
+maximum = layer_factory(Maximum, "maximum", applies_to_list=True, **FACTORY_DOCS["maximum"])
+minimum = layer_factory(Minimum, "minimum", applies_to_list=True, **FACTORY_DOCS["minimum"])
+concatenate = layer_factory(Concatenate, "concatenate", applies_to_list=True, **FACTORY_DOCS["concatenate"])
+dot = layer_factory(Dot, "dot", applies_to_list=True, **FACTORY_DOCS["dot"])
 
 
 __all__ = [

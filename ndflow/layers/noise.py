@@ -16,6 +16,8 @@ from .. import ops
 from ..core.tensor import Tensor
 from .backend import in_train_phase
 from .engine.base import Layer
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import get_exactly_one_tensor
 
@@ -144,19 +146,9 @@ class AlphaDropout(_NoiseLayer):
         return config
 
 
-def gaussian_noise(**kwargs: Any) -> GaussianNoise:
-    """A Gaussian noise layer: ``nf.layers.gaussian_noise(stddev=0.1)``."""
-    return GaussianNoise(**kwargs)
-
-
-def gaussian_dropout(**kwargs: Any) -> GaussianDropout:
-    """A Gaussian dropout layer: ``nf.layers.gaussian_dropout(rate=0.2)``."""
-    return GaussianDropout(**kwargs)
-
-
-def alpha_dropout(**kwargs: Any) -> AlphaDropout:
-    """An alpha dropout layer (for SELU networks): ``nf.layers.alpha_dropout(rate=0.1)``."""
-    return AlphaDropout(**kwargs)
+gaussian_noise = layer_factory(GaussianNoise, "gaussian_noise", **FACTORY_DOCS["gaussian_noise"])
+gaussian_dropout = layer_factory(GaussianDropout, "gaussian_dropout", **FACTORY_DOCS["gaussian_dropout"])
+alpha_dropout = layer_factory(AlphaDropout, "alpha_dropout", **FACTORY_DOCS["alpha_dropout"])
 
 
 __all__ = ["AlphaDropout", "GaussianDropout", "GaussianNoise", "alpha_dropout", "gaussian_dropout", "gaussian_noise"]

@@ -18,6 +18,8 @@ from ..core.tensor import Tensor
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import get_initializer, serialize_initializer
 from .regularizers import get_regularizer, serialize_regularizer
 from .serialization import register_class
@@ -254,14 +256,8 @@ class LayerNormalization(Layer):
         return config
 
 
-def batch_normalization(**kwargs: Any) -> BatchNormalization:
-    """A batch normalization layer: ``nf.layers.batch_normalization(momentum=0.9)``."""
-    return BatchNormalization(**kwargs)
-
-
-def layer_normalization(**kwargs: Any) -> LayerNormalization:
-    """A layer normalization layer: ``nf.layers.layer_normalization(axis=-1)``."""
-    return LayerNormalization(**kwargs)
+batch_normalization = layer_factory(BatchNormalization, "batch_normalization", **FACTORY_DOCS["batch_normalization"])
+layer_normalization = layer_factory(LayerNormalization, "layer_normalization", **FACTORY_DOCS["layer_normalization"])
 
 
 __all__ = [

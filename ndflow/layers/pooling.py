@@ -24,6 +24,8 @@ from .convolutional import (
 )
 from .engine.base import Layer
 from .engine.topology import InputSpec
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import get_exactly_one_shape, get_exactly_one_tensor
 
@@ -246,54 +248,20 @@ class GlobalAveragePooling2D(GlobalPooling):
     pool_mode = "avg"
 
 
-def max_pooling1d(**kwargs: Any) -> MaxPooling1D:
-    """A 1-D max pooling layer: ``nf.layers.max_pooling1d(pool_size=2)``."""
-    return MaxPooling1D(**kwargs)
-
-
-def average_pooling1d(**kwargs: Any) -> AveragePooling1D:
-    """A 1-D average pooling layer."""
-    return AveragePooling1D(**kwargs)
-
-
-def max_pooling2d(**kwargs: Any) -> MaxPooling2D:
-    """A 2-D max pooling layer: ``nf.layers.max_pooling2d(pool_size=2, strides=2)``."""
-    return MaxPooling2D(**kwargs)
-
-
-def average_pooling2d(**kwargs: Any) -> AveragePooling2D:
-    """A 2-D average pooling layer."""
-    return AveragePooling2D(**kwargs)
-
-
-def max_pooling3d(**kwargs: Any) -> MaxPooling3D:
-    """A 3-D max pooling layer."""
-    return MaxPooling3D(**kwargs)
-
-
-def average_pooling3d(**kwargs: Any) -> AveragePooling3D:
-    """A 3-D average pooling layer."""
-    return AveragePooling3D(**kwargs)
-
-
-def global_max_pooling1d(**kwargs: Any) -> GlobalMaxPooling1D:
-    """A global max pooling layer over steps."""
-    return GlobalMaxPooling1D(**kwargs)
-
-
-def global_average_pooling1d(**kwargs: Any) -> GlobalAveragePooling1D:
-    """A global average pooling layer over steps."""
-    return GlobalAveragePooling1D(**kwargs)
-
-
-def global_max_pooling2d(**kwargs: Any) -> GlobalMaxPooling2D:
-    """A global max pooling layer over rows and columns."""
-    return GlobalMaxPooling2D(**kwargs)
-
-
-def global_average_pooling2d(**kwargs: Any) -> GlobalAveragePooling2D:
-    """A global average pooling layer over rows and columns."""
-    return GlobalAveragePooling2D(**kwargs)
+max_pooling1d = layer_factory(MaxPooling1D, "max_pooling1d", **FACTORY_DOCS["max_pooling1d"])
+average_pooling1d = layer_factory(AveragePooling1D, "average_pooling1d", **FACTORY_DOCS["average_pooling1d"])
+max_pooling2d = layer_factory(MaxPooling2D, "max_pooling2d", **FACTORY_DOCS["max_pooling2d"])
+average_pooling2d = layer_factory(AveragePooling2D, "average_pooling2d", **FACTORY_DOCS["average_pooling2d"])
+max_pooling3d = layer_factory(MaxPooling3D, "max_pooling3d", **FACTORY_DOCS["max_pooling3d"])
+average_pooling3d = layer_factory(AveragePooling3D, "average_pooling3d", **FACTORY_DOCS["average_pooling3d"])
+global_max_pooling1d = layer_factory(GlobalMaxPooling1D, "global_max_pooling1d", **FACTORY_DOCS["global_max_pooling1d"])
+global_average_pooling1d = layer_factory(
+    GlobalAveragePooling1D, "global_average_pooling1d", **FACTORY_DOCS["global_average_pooling1d"]
+)
+global_max_pooling2d = layer_factory(GlobalMaxPooling2D, "global_max_pooling2d", **FACTORY_DOCS["global_max_pooling2d"])
+global_average_pooling2d = layer_factory(
+    GlobalAveragePooling2D, "global_average_pooling2d", **FACTORY_DOCS["global_average_pooling2d"]
+)
 
 
 __all__ = [

@@ -21,6 +21,8 @@ from .. import ops
 from ..core.tensor import Tensor
 from ..ops import image
 from .engine.base import Layer
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .serialization import register_class
 from .utils import get_exactly_one_shape, get_exactly_one_tensor, shape_str
 
@@ -164,19 +166,9 @@ class Resizing(Layer):
         return config
 
 
-def rescaling(**kwargs: Any) -> Rescaling:
-    """A rescaling layer: ``nf.layers.rescaling(scale=1 / 255, offset=0)``."""
-    return Rescaling(**kwargs)
-
-
-def center_crop(**kwargs: Any) -> CenterCrop:
-    """A centre-crop layer: ``nf.layers.center_crop(height=224, width=224)``."""
-    return CenterCrop(**kwargs)
-
-
-def resizing(**kwargs: Any) -> Resizing:
-    """A resizing layer: ``nf.layers.resizing(height=64, width=64, interpolation='nearest')``."""
-    return Resizing(**kwargs)
+rescaling = layer_factory(Rescaling, "rescaling", **FACTORY_DOCS["rescaling"])
+center_crop = layer_factory(CenterCrop, "center_crop", **FACTORY_DOCS["center_crop"])
+resizing = layer_factory(Resizing, "resizing", **FACTORY_DOCS["resizing"])
 
 
 __all__ = ["CenterCrop", "Rescaling", "Resizing", "center_crop", "rescaling", "resizing"]

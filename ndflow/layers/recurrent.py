@@ -25,8 +25,10 @@ import numpy as np
 from .. import ops
 from ..core.globals import keep, tidy
 from ..core.tensor import Tensor
-from .engine.base import Layer
+from .engine.base import KERAS_NEUTRAL_KEYS, Layer
 from .engine.topology import InputSpec, SymbolicTensor
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .recurrent_cells import GRUCell, LSTMCell, RNNCell, SimpleRNNCell, StackedRNNCells
 from .rnn_steps import run_steps, standardize_args, step_masks
 from .serialization import deserialize_keras_object, register_class
@@ -354,7 +356,13 @@ class _CellRNN(RNN):
     def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None, **_: Any) -> Layer:
         """A layer from its config (keys neither the layer nor its cell knows are dropped with a warning)."""
         accepted = (accepted_kwargs(RNN, Layer) or set()) | cls._cell_params()
-        unknown = [k for k in config if k not in accepted]
+        for key, neutral in KERAS_NEUTRAL_KEYS.items():  # newer Keras writes them; only their default loads
+            if key in config and key not in accepted and config[key] != neutral:
+                raise NotImplementedError(
+                    f"{cls.__name__}.from_config: {key}={config[key]!r} is not supported (TF.js has no such option; "
+                    f"only {key}={neutral!r} loads)"
+                )
+        unknown = [k for k in config if k not in accepted and k not in KERAS_NEUTRAL_KEYS]
         if unknown:
             logger.warning("%s.from_config: ignoring unknown config key(s) %s", cls.__name__, unknown)
         return cls(**{k: v for k, v in config.items() if k in accepted and k != "cell"})
@@ -400,24 +408,10 @@ class LSTM(_CellRNN):
         super().__init__(units, **kwargs)
 
 
-def rnn(**kwargs: Any) -> RNN:
-    """A recurrent layer around a cell (or list of cells): ``nf.layers.rnn(cell=nf.layers.lstm_cell(units=3))``."""
-    return RNN(**kwargs)
-
-
-def simple_rnn(**kwargs: Any) -> SimpleRNN:
-    """A SimpleRNN layer: ``nf.layers.simple_rnn(units=4, input_shape=[10, 3])``."""
-    return SimpleRNN(**kwargs)
-
-
-def gru(**kwargs: Any) -> GRU:
-    """A GRU layer: ``nf.layers.gru(units=4, return_sequences=True)``."""
-    return GRU(**kwargs)
-
-
-def lstm(**kwargs: Any) -> LSTM:
-    """An LSTM layer: ``nf.layers.lstm(units=4, return_state=True)``."""
-    return LSTM(**kwargs)
+rnn = layer_factory(RNN, "rnn", **FACTORY_DOCS["rnn"])
+simple_rnn = layer_factory(SimpleRNN, "simple_rnn", **FACTORY_DOCS["simple_rnn"])
+gru = layer_factory(GRU, "gru", **FACTORY_DOCS["gru"])
+lstm = layer_factory(LSTM, "lstm", **FACTORY_DOCS["lstm"])
 
 
 __all__ = ["GRU", "LSTM", "RNN", "SimpleRNN", "gru", "lstm", "rnn", "simple_rnn"]

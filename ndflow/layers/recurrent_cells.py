@@ -29,6 +29,8 @@ from .activations import get_activation, serialize_activation
 from .backend import in_train_phase
 from .constraints import get_constraint, serialize_constraint
 from .engine.base import Layer
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .initializers import Initializer, Ones, get_initializer, serialize_initializer
 from .naming import name_scope
 from .regularizers import get_regularizer, serialize_regularizer
@@ -489,24 +491,10 @@ class StackedRNNCells(RNNCell):
         return cls(cells=cells, **kept)
 
 
-def simple_rnn_cell(**kwargs: Any) -> SimpleRNNCell:
-    """A SimpleRNN cell: ``nf.layers.simple_rnn_cell(units=4)``."""
-    return SimpleRNNCell(**kwargs)
-
-
-def gru_cell(**kwargs: Any) -> GRUCell:
-    """A GRU cell: ``nf.layers.gru_cell(units=4)``."""
-    return GRUCell(**kwargs)
-
-
-def lstm_cell(**kwargs: Any) -> LSTMCell:
-    """An LSTM cell: ``nf.layers.lstm_cell(units=4)``."""
-    return LSTMCell(**kwargs)
-
-
-def stacked_rnn_cells(**kwargs: Any) -> StackedRNNCells:
-    """Cells stacked into one: ``nf.layers.stacked_rnn_cells(cells=[...])``."""
-    return StackedRNNCells(**kwargs)
+simple_rnn_cell = layer_factory(SimpleRNNCell, "simple_rnn_cell", **FACTORY_DOCS["simple_rnn_cell"])
+gru_cell = layer_factory(GRUCell, "gru_cell", **FACTORY_DOCS["gru_cell"])
+lstm_cell = layer_factory(LSTMCell, "lstm_cell", **FACTORY_DOCS["lstm_cell"])
+stacked_rnn_cells = layer_factory(StackedRNNCells, "stacked_rnn_cells", **FACTORY_DOCS["stacked_rnn_cells"])
 
 
 __all__ = [

@@ -25,6 +25,8 @@ from ..core.globals import tidy
 from ..core.tensor import Tensor
 from .engine.base import Layer
 from .engine.topology import InputSpec, SymbolicTensor
+from .factory import layer_factory
+from .factory_docs import FACTORY_DOCS
 from .naming import name_scope
 from .recurrent import RNN
 from .rnn_steps import run_rnn, standardize_args
@@ -397,14 +399,8 @@ class Bidirectional(Wrapper):
         return super().from_config(config, custom_objects)
 
 
-def time_distributed(**kwargs: Any) -> TimeDistributed:
-    """A layer applying ``layer`` at every time step: ``nf.layers.time_distributed(layer=...)``."""
-    return TimeDistributed(**kwargs)
-
-
-def bidirectional(**kwargs: Any) -> Bidirectional:
-    """A bidirectional RNN: ``nf.layers.bidirectional(layer=nf.layers.lstm(units=4), merge_mode='sum')``."""
-    return Bidirectional(**kwargs)
+time_distributed = layer_factory(TimeDistributed, "time_distributed", **FACTORY_DOCS["time_distributed"])
+bidirectional = layer_factory(Bidirectional, "bidirectional", **FACTORY_DOCS["bidirectional"])
 
 
 __all__ = ["Bidirectional", "TimeDistributed", "Wrapper", "bidirectional", "time_distributed"]

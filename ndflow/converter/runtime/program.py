@@ -14,11 +14,11 @@ a graph with control flow the same way (``run_exports``: the tensors the schedul
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ... import ops
+from ...core.awaitable import is_pending
 from ...core.dispatch import compiled
 from ...core.engine import ENGINE
 from ...core.tensor import Tensor
@@ -342,7 +342,7 @@ class Program:
     def settle(out: Any, args: list[Any], track: list[Tensor], mark: int) -> list[Tensor | None]:
         """The general case: a list of outputs, none of them an input (cloned); tensors the node made and
         did not return are freed; an awaitable is refused."""
-        if inspect.isawaitable(out):
+        if is_pending(out):
             getattr(out, "close", lambda: None)()
             raise RuntimeError("the execution of this op returned an awaitable; use model.execute_async() instead")
         if out is None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ... import ops
+from ...core.awaitable import is_pending
 from ...core.engine import ENGINE
 from ...core.tensor import Tensor
 from ..load.graph import Node
@@ -163,7 +164,7 @@ class Schedule:
                 out = fn(node, args, ctx)
                 if out.__class__ is Tensor and len(track) == mark + 1 and track[mark] is out:
                     outs: Any = [out]
-                elif out is not None and out.__class__ not in (list, tuple, Tensor) and inspect.isawaitable(out):
+                elif out is not None and out.__class__ not in (list, tuple, Tensor) and is_pending(out):
                     outs = _finish(node, args, out)
                 else:
                     outs = Program.settle(out, args, track, mark)

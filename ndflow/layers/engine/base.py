@@ -60,7 +60,10 @@ class DisposeResult(NamedTuple):
 
 #: Config keys newer Keras versions write that TF.js's layers do not have, with the value that means "as TF.js":
 #: dropped silently when they hold it, refused otherwise (a grouped convolution must not load as a plain one).
-KERAS_NEUTRAL_KEYS: dict[str, Any] = {"groups": 1, "ragged": False}
+KERAS_NEUTRAL_KEYS: dict[str, Any] = {
+    "groups": 1, "ragged": False, "sparse": False, "synchronized": False, "rms_scaling": False, "lora_rank": None,
+    "time_major": False, "output_padding": None,
+}  # fmt: skip
 
 
 class Layer(LayerWeightsMixin, Serializable):

@@ -21,12 +21,14 @@ import inspect
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ... import ops
+from ...core.awaitable import Resolved, is_pending
+from ...core.coroutines import drive_without_loop
 from ...core.globals import keep, tidy
 from ...core.tensor import Tensor
 from ..naming import to_snake_case
@@ -53,9 +55,9 @@ def dispose_tensors_in_logs(logs: Logs | None) -> None:
             value.dispose()
 
 
-def _run(result: Any) -> None:
-    """Wait for ``result`` if a callback method was a coroutine function."""
-    if not inspect.isawaitable(result):
+def run_blocking(result: Any) -> None:
+    """Wait for ``result`` if a callback method was a coroutine function (the plain ``fit``: no loop may run)."""
+    if not is_pending(result):
         return
     try:
         asyncio.get_running_loop()
@@ -66,10 +68,16 @@ def _run(result: Any) -> None:
 
         asyncio.run(wait())
         return
+    if inspect.iscoroutine(result):
+        result.close()
     raise RuntimeError(
         "an async callback cannot be awaited by fit() while an event loop is running in this thread; "
-        "use plain (def) callback methods there"
+        "use 'await model.fit_async(...)' there (it awaits async callbacks), or plain (def) callback methods"
     )
+
+
+async def _wait_blocking(result: Any) -> None:
+    run_blocking(result)
 
 
 class BaseCallback:
@@ -142,12 +150,19 @@ class CallbackList:
         for callback in self.callbacks:
             callback.set_model(model)
 
-    def _call(self, hook: str, logs: Logs | None, *args: Any) -> None:
+    async def run_hook(
+        self, hook: str, logs: Logs | None, args: tuple[Any, ...], wait: Callable[[Any], Awaitable[None]]
+    ) -> None:
+        """Call ``hook(*args, logs)`` on every callback in order, waiting for each result with ``wait`` (the
+        training loop's pace: the plain ``fit`` runs async callbacks to their end, ``fit_async`` awaits them)."""
         logs = {} if logs is None else logs
         for callback in self.callbacks:
             if not callback.wants_tensors:
                 resolve_scalars_in_logs(logs)
-            _run(getattr(callback, hook)(*args, logs))
+            await wait(getattr(callback, hook)(*args, logs))
+
+    def _call(self, hook: str, logs: Logs | None, *args: Any) -> None:
+        drive_without_loop(self.run_hook(hook, logs, args, _wait_blocking), f"CallbackList.{hook}: suspended")
 
     def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
         """Call ``on_epoch_begin`` on every callback."""
@@ -232,8 +247,11 @@ class BaseLogger(BaseCallback):
         self.totals = {}
 
 
-class History(BaseCallback):
-    """Records each epoch's logs: ``history.history['loss']`` (a list per key), ``epoch``, ``params``."""
+class History(BaseCallback, Resolved):
+    """Records each epoch's logs: ``history.history['loss']`` (a list per key), ``epoch``, ``params``.
+
+    What ``fit`` returns; ``await`` on it gives it back (TF.js's ``await model.fit(...)``, core/awaitable.py).
+    """
 
     wants_tensors = True
 
@@ -265,6 +283,11 @@ class History(BaseCallback):
 
     def __repr__(self) -> str:
         return f"History(epoch={self.epoch}, history={self.history})"
+
+
+async def _in_order(awaitables: list[Any]) -> None:
+    for awaitable in awaitables:
+        await awaitable
 
 
 _HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", "on_batch_begin", "on_batch_end")
@@ -329,13 +352,19 @@ class CustomCallback(BaseCallback):
         return self._hook("on_batch_begin", batch, logs)
 
     def on_batch_end(self, batch: int, logs: Logs | None = None) -> Any:
-        """Call ``on_batch_end(batch, logs)``, then ``on_yield`` if ``yield_every`` ms have passed."""
-        _run(self._hook("on_batch_end", batch, logs))
+        """Call ``on_batch_end(batch, logs)``, then ``on_yield`` if ``yield_every`` ms have passed; returns what
+        is left to wait for (the training loop awaits it, or runs it to its end in the plain ``fit``)."""
+        first = self._hook("on_batch_end", batch, logs)
+        second = None
         if isinstance(self.yield_every, int | float) and "on_yield" in self.functions:
             now = self.now_func()
             if now - self._last_yield >= self.yield_every:
                 self._last_yield = now
-                _run(self._hook("on_yield", self.current_epoch, batch, logs))
+                second = self._hook("on_yield", self.current_epoch, batch, logs)
+        pending = [r for r in (first, second) if is_pending(r)]
+        if not pending:
+            return None
+        return pending[0] if len(pending) == 1 else _in_order(pending)
 
 
 def _less(current: float, best: float) -> bool:
@@ -541,5 +570,5 @@ def configure_callbacks(
 __all__ = [
     "BaseCallback", "BaseLogger", "Callback", "CallbackConstructorRegistry", "CallbackList", "CustomCallback",
     "EarlyStopping", "History", "configure_callbacks", "dispose_tensors_in_logs", "early_stopping",
-    "register_callback_constructor", "resolve_scalars_in_logs", "standardize_callbacks",
+    "register_callback_constructor", "resolve_scalars_in_logs", "run_blocking", "standardize_callbacks",
 ]  # fmt: skip

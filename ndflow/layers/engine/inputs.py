@@ -7,9 +7,10 @@ tensors with ``nf.model(inputs=..., outputs=...)``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..factory import to_layer_kwargs
 from ..naming import get_uid
 from ..serialization import register_class
 from ..utils import normalize_shape, shape_to_json
@@ -74,13 +75,26 @@ class InputLayer(Layer):
 
 
 def input(  # noqa: A001 - TF.js's name (tf.input)
-    shape: Sequence[int | None] | None = None,
+    shape: Sequence[int | None] | Mapping[str, Any] | None = None,
     batch_shape: Sequence[int | None] | None = None,
     name: str | None = None,
     dtype: str | None = None,
     sparse: bool | None = None,
 ) -> SymbolicTensor:
-    """A symbolic model input of ``shape`` (without the batch axis) or ``batch_shape`` (with it)."""
+    """A symbolic model input of ``shape`` (without the batch axis) or ``batch_shape`` (with it).
+
+    As TF.js's ``tf.input({shape: [3]})``, a config dict (camelCase or snake_case keys) may be the only positional
+    argument: ``nf.input({'shape': [784], 'dtype': 'float32'})``.
+    """
+    if isinstance(shape, Mapping):
+        given = {"batch_shape": batch_shape, "name": name, "dtype": dtype, "sparse": sparse}
+        merged = to_layer_kwargs("input", shape, {k: v for k, v in given.items() if v is not None}, set(given))
+        unknown = sorted(set(merged) - {"shape", *given})
+        if unknown:
+            raise TypeError(
+                f"input: unexpected config key(s) {unknown}; known: shape, batch_shape, name, dtype, sparse"
+            )
+        return input(**merged)
     if batch_shape is None and shape is None:
         raise ValueError(
             "input: provide either a shape or a batch_shape argument. Note that shape does not include the batch "

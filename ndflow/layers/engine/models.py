@@ -11,15 +11,18 @@ model (``<name>_model``) once; ``layers`` lists the added layers only (no ``Inpu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ... import ops
+from ...core.awaitable import Resolved, resolved
 from ...core.globals import tidy
 from ...core.tensor import Tensor
+from ...core.types import ModelData, ModelOutput
 from ...ops import tensor as make_tensor
+from ...train import Optimizer
 from ..naming import get_uid
 from ..serialization import register_class
 from ..utils import shape_str, singleton_or_list, to_list
@@ -28,8 +31,9 @@ from .container import Container, deserialize_layer
 from .executor import FeedDict, execute
 from .inputs import input as make_input
 from .summary import print_summary
+from .tfjs_args import tfjs_config
 from .topology import Node, SymbolicTensor, get_source_inputs
-from .training import TrainingMixin
+from .training_api import TrainingApiMixin
 from .training_utils import weights_lock
 
 
@@ -51,8 +55,12 @@ def slice_along_first_axis(x: Tensor, start: int, size: int) -> Tensor:
     return ops.slice(x, [start] + [0] * (x.rank - 1), [size] + [-1] * (x.rank - 1))
 
 
-class LayersModel(TrainingMixin, Container):
-    """A model made of layers (functional API): ``nf.model(inputs=..., outputs=...)``; trains (``training.py``)."""
+class LayersModel(TrainingApiMixin, Container, Resolved):
+    """A model made of layers (functional API): ``nf.model(inputs=..., outputs=...)``; trains (``training_api.py``).
+
+    A model is awaitable and ``await`` gives it back, so TF.js's ``const m = await tf.loadLayersModel(url)`` ports
+    as ``m = await nf.load_layers_model(url)`` (ndflow/core/awaitable.py).
+    """
 
     class_name = "Model"
 
@@ -71,7 +79,18 @@ class LayersModel(TrainingMixin, Container):
         positions: Sequence[float] | None = None,
         print_fn: Callable[[str], Any] = print,
     ) -> None:
-        """Print the table of layers, output shapes and parameter counts (TF.js's format)."""
+        """Print the table of layers, output shapes and parameter counts (TF.js's format).
+
+        Args:
+            line_length: the width of the table in characters (default 65, wider for models with several inputs).
+            positions: where the columns end, as fractions of ``line_length`` or absolute positions.
+            print_fn: called with each line (default ``print``; e.g. ``lines.append`` to collect them).
+
+        Example::
+
+            model.summary()
+            lines = []; model.summary(print_fn=lines.append)
+        """
         if not self.built:
             raise ValueError(
                 "This model has never been called, thus its weights have not been created yet. So no summary can "
@@ -148,8 +167,26 @@ class LayersModel(TrainingMixin, Container):
 
         return tidy(run)
 
-    def predict(self, x: Any, batch_size: int | None = None, verbose: bool = False) -> Any:
-        """The outputs for input tensor(s) ``x`` (a list for several inputs, or a dict by input name), in batches."""
+    @tfjs_config("batch_size")
+    def predict(
+        self, x: ModelData, batch_size: int | Mapping[str, Any] | None = None, verbose: bool = False
+    ) -> ModelOutput:
+        """The outputs of the model for the inputs ``x``, computed in batches (inference mode).
+
+        Args:
+            x: a tensor or array ``[samples, ...input shape]`` (a rank-1 input is taken as ``[samples, 1]``), a
+                list of them for several inputs, or a dict by input name.
+            batch_size: samples per batch (default 32), or a TF.js config dict (``{'batchSize': 4}``).
+            verbose: not supported yet (must be False).
+
+        Returns:
+            One tensor ``[samples, ...output shape]``, or a list of them for several outputs; the caller disposes
+            them. Both are awaitable and give themselves back (``await model.predict(x)`` as in ported code).
+
+        Example::
+
+            y = model.predict(nf.tensor([[1.0, 2.0]]), batch_size=4)
+        """
         xs, made = self._as_tensors(x)
         try:
             self._check_input_data(xs, check_batch_axis=False)
@@ -158,23 +195,25 @@ class LayersModel(TrainingMixin, Container):
             if verbose:
                 raise NotImplementedError("verbose predict() is not implemented yet")
             with weights_lock(self):  # not while another thread takes an optimizer step
-                return self._predict_loop(xs, batch_size)
+                return resolved(self._predict_loop(xs, batch_size))
         finally:
             for t in made:
                 t.dispose()
 
-    def predict_on_batch(self, x: Any) -> Any:
+    def predict_on_batch(self, x: ModelData) -> ModelOutput:
         """The outputs for one batch of input tensor(s) ``x``."""
         xs, made = self._as_tensors(x)
         try:
             self._check_input_data(xs, check_batch_axis=True)
             with weights_lock(self):
-                return self._predict_loop(xs, xs[0].shape[0] or 1)
+                return resolved(self._predict_loop(xs, xs[0].shape[0] or 1))
         finally:
             for t in made:
                 t.dispose()
 
-    def execute(self, inputs: Tensor | Sequence[Tensor] | dict[str, Tensor], outputs: str | Sequence[str]) -> Any:
+    def execute(
+        self, inputs: Tensor | Sequence[Tensor] | dict[str, Tensor], outputs: str | Sequence[str]
+    ) -> ModelOutput:
         """The values of the symbolic tensors named ``outputs`` (intermediate ones too) for ``inputs``."""
         if isinstance(outputs, list | tuple) and not outputs:
             raise ValueError("outputs is an empty list, which is not allowed.")
@@ -378,7 +417,17 @@ class Sequential(LayersModel):
         positions: Sequence[float] | None = None,
         print_fn: Callable[[str], Any] = print,
     ) -> None:
-        """Print the table of layers, output shapes and parameter counts (TF.js's format)."""
+        """Print the table of layers, output shapes and parameter counts (TF.js's format).
+
+        Args:
+            line_length: the width of the table in characters (default 65).
+            positions: where the columns end, as fractions of ``line_length`` or absolute positions.
+            print_fn: called with each line (default ``print``).
+
+        Example::
+
+            nf.sequential(layers=[nf.layers.dense(units=2, input_shape=[3])]).summary()
+        """
         self._ensure_model()
         super().summary(line_length, positions, print_fn)
 
@@ -386,15 +435,26 @@ class Sequential(LayersModel):
         """Assign every weight, in ``weights`` order."""
         self._ensure_model().set_weights(weights)
 
-    def predict(self, x: Any, batch_size: int | None = None, verbose: bool = False) -> Any:
-        """The output for input tensor ``x``, computed in batches."""
+    @tfjs_config("batch_size")
+    def predict(
+        self, x: ModelData, batch_size: int | Mapping[str, Any] | None = None, verbose: bool = False
+    ) -> ModelOutput:
+        """The output for the input ``x`` ``[samples, ...input shape]``, computed in batches of ``batch_size``
+        (default 32; or a TF.js config dict ``{'batchSize': 4}``); see ``LayersModel.predict``.
+
+        Example::
+
+            y = model.predict(nf.ones([3, 4]), batch_size=2)
+        """
         return self._ensure_model().predict(x, batch_size=batch_size, verbose=verbose)
 
-    def predict_on_batch(self, x: Any) -> Any:
+    def predict_on_batch(self, x: ModelData) -> ModelOutput:
         """The output for one batch ``x``."""
         return self._ensure_model().predict_on_batch(x)
 
-    def execute(self, inputs: Any, outputs: Any) -> Any:
+    def execute(
+        self, inputs: Tensor | Sequence[Tensor] | dict[str, Tensor], outputs: str | Sequence[str]
+    ) -> ModelOutput:
         """The values of the symbolic tensors named ``outputs`` for ``inputs``."""
         return self._ensure_model().execute(inputs, outputs)
 
@@ -403,8 +463,21 @@ class Sequential(LayersModel):
         return self._ensure_model().compute_output_shape(input_shape)
 
     # -- training: the internal functional model trains; callbacks see this model ----------------
-    def compile(self, optimizer: Any, loss: Any = None, metrics: Any = None) -> None:
-        """Build the internal model and compile it (see ``LayersModel.compile``)."""
+    @tfjs_config("optimizer")
+    def compile(
+        self,
+        optimizer: str | Optimizer | Mapping[str, Any],
+        loss: Any = None,
+        metrics: Any = None,
+    ) -> None:
+        """Build the internal model and compile it: ``optimizer`` (a name such as ``'sgd'`` / ``'adam'`` or an
+        ``nf.train`` optimizer), ``loss`` (a name or function; required), ``metrics`` (None, a name, a list);
+        see ``LayersModel.compile``. A TF.js config dict may replace the arguments.
+
+        Example::
+
+            model.compile({'optimizer': 'sgd', 'loss': 'meanSquaredError', 'metrics': ['mae']})
+        """
         if self.is_optimizer_owned and self.optimizer_ is not None:
             self.optimizer_.dispose()  # beyond TF.js: a re-compile frees the slots of the optimizer it made
             self.optimizer_, self.is_optimizer_owned = None, False
@@ -446,25 +519,12 @@ class Sequential(LayersModel):
             raise ValueError("Cannot set the stop_training property of a sequential model before it is compiled.")
         self.model.stop_training = stop
 
-    def fit(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """Train (see ``LayersModel.fit``)."""
-        return self._compiled_model("fit").fit(x, y, *args, _callback_model=self, **kwargs)
+    def _training_target(self, op: str) -> tuple[Any, Any]:
+        """The internal functional model trains and evaluates; callbacks see this model. ``fit``,
+        ``fit_async``, ``evaluate``, ... (``training_api.py``) are inherited with their signatures."""
+        return self._compiled_model(op), self
 
-    def fit_dataset(self, dataset: Any, epochs: int = 1, **kwargs: Any) -> Any:
-        """Train on a dataset of batches (see ``LayersModel.fit_dataset``)."""
-        from .training_dataset import fit_dataset
-
-        return fit_dataset(self._compiled_model("fit_dataset"), dataset, epochs=epochs, callback_model=self, **kwargs)
-
-    def evaluate(self, x: Any, y: Any, *args: Any, **kwargs: Any) -> Any:
-        """The loss and metrics on ``x`` / ``y`` (see ``LayersModel.evaluate``)."""
-        return self._compiled_model("evaluate").evaluate(x, y, *args, **kwargs)
-
-    def evaluate_dataset(self, dataset: Any, *args: Any, **kwargs: Any) -> Any:
-        """The loss and metrics over a dataset of batches."""
-        return self._compiled_model("evaluate_dataset").evaluate_dataset(dataset, *args, **kwargs)
-
-    def train_on_batch(self, x: Any, y: Any, *args: Any, **kwargs: Any) -> Any:
+    def train_on_batch(self, x: ModelData, y: ModelData, *args: Any, **kwargs: Any) -> float | list[float]:
         """One optimizer step on one batch (see ``LayersModel.train_on_batch``)."""
         return self._compiled_model("train_on_batch").train_on_batch(x, y, *args, **kwargs)
 

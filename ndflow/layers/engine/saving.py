@@ -8,18 +8,28 @@ Beyond TF.js, ``quantization_dtype`` stores the model's float32 weights quantize
 does. ``load_layers_model`` reads every layout TF.js reads (current, the older one without ``format`` whose
 ``modelTopology`` holds ``model_config``, a bare topology) from a path, ``file://``, ``http(s)://``, an IO handler
 or artifacts in memory, compiles the model from ``trainingConfig`` and restores the optimizer's weights.
+
+Both follow ndflow's rule for TF.js's Promise-returning APIs (ndflow/core/awaitable.py): ``model.save(url)``
+returns the ``SaveResult`` and ``load_layers_model(url)`` the model, each also awaitable (``await`` gives it
+back), so ``await model.save(url)`` and ``model = await nf.load_layers_model(url)`` port unchanged;
+``load_layers_model_async`` is a coroutine that reads the artifacts off the event loop (a worker thread, or the
+handler's own coroutine) before building the model. ``save`` takes TF.js's config dict
+(``{'includeOptimizer': True}``) in place of its keyword arguments.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import os
 from collections.abc import Mapping
 from typing import Any
 
+from ...core.awaitable import finish, is_pending
 from ...core.engine import ENGINE
-from ...core.globals import dispose
+from ...core.globals import dispose, next_frame
 from ...io import (
     ModelArtifacts,
     SaveResult,
@@ -80,17 +90,15 @@ def get_user_defined_metadata(self: LayersModel) -> dict[str, Any] | None:
     return getattr(self, "user_defined_metadata", None)
 
 
-def save_model(
+def _save(
     self: LayersModel,
     handler_or_url: Any,
     include_optimizer: bool = False,
     quantization_dtype: Any = None,
     trainable_only: bool = False,
 ) -> SaveResult:
-    """Save the model (TF.js ``model.save``) to a URL/path (``'out/dir'``, ``'file://...'``, ``'http://...'``) or a
-    save handler; ``include_optimizer`` adds ``trainingConfig`` and the optimizer's state of a compiled model;
-    ``quantization_dtype`` ('uint8' | 'uint16' | 'float16', or ``{dtype: [weight name patterns]}``) stores the
-    float32 model weights quantized as the converter does (beyond TF.js; optimizer weights stay exact)."""
+    """``LayersModel.save`` (``training_api.py``, where each argument is described): the artifacts written
+    through the handler of ``handler_or_url``; the handler's ``SaveResult``."""
     handler = _save_handler(handler_or_url)
     named = self.get_named_weights(trainable_only=trainable_only)
     data, specs = encode_weights(named, quantize=quantization_dtype)
@@ -116,7 +124,7 @@ def save_model(
         artifacts.user_defined_metadata = metadata
     artifacts.weight_data = data
     artifacts.weight_specs = specs
-    return handler.save(artifacts)
+    return finish(handler.save(artifacts), "LayersModel.save")
 
 
 def _save_handler(handler_or_url: Any) -> Any:
@@ -184,19 +192,75 @@ def load_layers_model(
     custom_objects: Mapping[str, Any] | None = None,
     **load_options: Any,
 ) -> LayersModel:
-    """Load a layers model saved by TF.js or ndflow (TF.js ``tf.loadLayersModel``) from a path or URL (``file://``,
-    ``http(s)://``), an IO handler, or artifacts in memory. ``options`` / keywords: ``strict`` (default True: every
-    weight must match), ``custom_objects`` (class name -> class), and the handler's load options (``on_progress``,
-    ``request_init``, ``fetch_func``, ``weight_path_prefix``, ...). A ``trainingConfig`` compiles the model, and
-    saved optimizer weights are restored into its optimizer."""
+    """Load a layers model saved by TF.js or ndflow (TF.js ``tf.loadLayersModel``); returns the model, which is
+    also awaitable (``model = await nf.load_layers_model(url)`` ports unchanged).
+
+    Args:
+        path_or_handler: a path or URL of ``model.json`` (``file://``, ``http(s)://``, or a registered router's
+            scheme), an IO handler (anything with ``load()``), or artifacts in memory (``ModelArtifacts`` / a
+            ``model.json`` dict).
+        options: TF.js's ``LoadOptions`` as a dict (the same entries as the keywords below).
+        strict: every weight of the model must be in the file and match (default True).
+        custom_objects: ``{class name: class}`` for custom layers.
+        load_options: the handler's options: ``on_progress``, ``request_init``, ``fetch_func``,
+            ``weight_path_prefix``, ...
+
+    A ``trainingConfig`` in the file compiles the model, and saved optimizer weights are restored into its
+    optimizer.
+
+    Example::
+
+        model = nf.load_layers_model('file://./my-model/model.json')
+        model.predict(nf.ones([1, 4]))
+    """
+    handler, strict, custom_objects = _prepare_load(path_or_handler, options, strict, custom_objects, load_options)
+    return _build_model(finish(handler.load(), "load_layers_model"), bool(strict), custom_objects)
+
+
+async def load_layers_model_async(
+    path_or_handler: Any,
+    options: Mapping[str, Any] | None = None,
+    *,
+    strict: bool | None = None,
+    custom_objects: Mapping[str, Any] | None = None,
+    **load_options: Any,
+) -> LayersModel:
+    """:func:`load_layers_model` as a coroutine: the handler's ``load`` runs in a worker thread (or is awaited when
+    it is a coroutine), so the event loop keeps running while files are read or downloaded; then the model is
+    built. Same arguments and result as :func:`load_layers_model`.
+
+    Example::
+
+        model = await nf.load_layers_model_async('https://example.com/model/model.json')
+    """
+    handler, strict, custom_objects = _prepare_load(path_or_handler, options, strict, custom_objects, load_options)
+    load = handler.load
+    artifacts = await load() if inspect.iscoroutinefunction(load) else await asyncio.to_thread(load)
+    if is_pending(artifacts):
+        artifacts = await artifacts
+    await next_frame()
+    return _build_model(artifacts, bool(strict), custom_objects)
+
+
+def _prepare_load(
+    path_or_handler: Any,
+    options: Mapping[str, Any] | None,
+    strict: bool | None,
+    custom_objects: Mapping[str, Any] | None,
+    load_options: dict[str, Any],
+) -> tuple[Any, bool, dict[str, Any]]:
+    """The load handler, ``strict`` and the custom objects of a ``load_layers_model`` call."""
     opts = {**dict(options or {}), **load_options}
     if strict is None:
         strict = opts.pop("strict", True)
     else:
         opts.pop("strict", None)
-    custom_objects = dict(custom_objects or opts.pop("custom_objects", None) or {})
-    handler = _load_handler(path_or_handler, opts)
-    artifacts = handler.load()
+    custom = dict(custom_objects or opts.pop("custom_objects", None) or {})
+    return _load_handler(path_or_handler, opts), bool(strict), custom
+
+
+def _build_model(artifacts: Any, strict: bool, custom_objects: dict[str, Any]) -> LayersModel:
+    """The model (compiled, weights loaded) of loaded artifacts."""
     if isinstance(artifacts, Mapping):
         artifacts = ModelArtifacts.from_dict(artifacts)
     topology = _topology(artifacts)
@@ -274,9 +338,12 @@ def _dispose_model(model: LayersModel) -> None:
         pass
 
 
+#: ``model.save`` as a function of the model (TF.js's method; ``save_model(model, url)``).
+save_model = LayersModel.save
+
+
 def _install() -> None:
-    """Attach ``save`` and the user-defined metadata accessors to ``LayersModel`` (TF.js methods)."""
-    LayersModel.save = save_model  # type: ignore[attr-defined]
+    """Attach the user-defined metadata accessors to ``LayersModel`` (TF.js methods)."""
     if not hasattr(LayersModel, "set_user_defined_metadata"):
         LayersModel.set_user_defined_metadata = set_user_defined_metadata  # type: ignore[attr-defined]
         LayersModel.get_user_defined_metadata = get_user_defined_metadata  # type: ignore[attr-defined]
@@ -284,4 +351,4 @@ def _install() -> None:
 
 _install()
 
-__all__ = ["GENERATED_BY", "LAYERS_MODEL_FORMAT_NAME", "load_layers_model", "save_model"]
+__all__ = ["GENERATED_BY", "LAYERS_MODEL_FORMAT_NAME", "load_layers_model", "load_layers_model_async", "save_model"]

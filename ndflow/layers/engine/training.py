@@ -1,4 +1,8 @@
-"""Training for ``LayersModel``: ``compile``, ``fit``, ``evaluate``, ``train_on_batch``, ``fit_dataset`` (TF.js's).
+"""Training for ``LayersModel``: ``compile``, ``fit``, ``evaluate``, ``train_on_batch`` (TF.js's): the machinery.
+
+The public methods with their signatures (``fit``, ``fit_async``, ``evaluate``, ...) are in ``training_api.py``;
+they run the coroutines here (``_fit``, ``_evaluate``, ``_test_loop``) at a ``Pace`` (``pacing.py``): driven to
+the end without an event loop for the plain calls, awaited with turns for the event loop for ``*_async``.
 
 ``compile(optimizer, loss, metrics)`` takes TF.js's string names (``'adam'``, ``'categoricalCrossentropy'``,
 ``'accuracy'``, ...) or objects; ``fit`` trains on tensors / arrays in batches and returns a ``History``
@@ -22,9 +26,11 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...core.awaitable import resolved
 from ...core.engine import ENGINE
 from ...core.globals import keep, tidy
 from ...core.tensor import Tensor
+from ...core.types import ModelData
 from ...train import Optimizer
 from .. import losses as losses_module
 from ..utils import singleton_or_list
@@ -41,7 +47,7 @@ from .callbacks import (
 )
 from .compiling import CompileMixin
 from .executor import FeedDict, execute
-from .training_dataset import evaluate_dataset, fit_dataset
+from .pacing import SYNC, Pace, check_yield_every, run_sync
 from .training_utils import (
     check_array_lengths,
     check_batch_size,
@@ -226,24 +232,39 @@ class TrainingMixin(CompileMixin):
         self, f: Callable[[list[Tensor]], list[Tensor]], ins: list[Tensor], batch_size: int, steps: int | None = None
     ) -> list[Tensor]:
         """The batch-size-weighted average of ``f`` over ``ins`` in batches (the first ``steps`` batches if set)."""
+        return run_sync(self._test_loop(SYNC, f, ins, batch_size, steps), "test_loop")
 
-        def run() -> list[Tensor]:
-            num_samples = ins[0].shape[0]
-            batches = make_batches(num_samples, batch_size)
-            if steps is not None:
-                batches = batches[:steps]
-            outs: list[Tensor] = []
-            seen = 0
+    async def _test_loop(
+        self,
+        pace: Pace,
+        f: Callable[[list[Tensor]], list[Tensor]],
+        ins: list[Tensor],
+        batch_size: int,
+        steps: int | None = None,
+    ) -> list[Tensor]:
+        """``test_loop`` at ``pace``: each batch in its own ``tidy`` (none is open while the loop yields)."""
+        batches = make_batches(ins[0].shape[0], batch_size)
+        if steps is not None:
+            batches = batches[:steps]
+        outs: list[Tensor] = []
+        seen = 0
+        try:
             for start, end in batches:
-                ids = ops.tensor1d(np.arange(start, end, dtype=np.int32), "int32")
-                batch_outs = f([ops.gather(a, ids) for a in ins])
-                if not outs:
-                    outs = [ops.scalar(0) for _ in batch_outs]
-                outs = [ops.add(o, ops.mul(end - start, b)) for o, b in zip(outs, batch_outs, strict=True)]
-                seen += end - start
-            return [ops.div(o, seen) for o in outs]
 
-        return tidy(run)
+                def step(start: int = start, end: int = end, outs: list[Tensor] = outs) -> list[Tensor]:
+                    ids = ops.tensor1d(np.arange(start, end, dtype=np.int32), "int32")
+                    batch_outs = f([ops.gather(a, ids) for a in ins])
+                    base = outs or [ops.scalar(0) for _ in batch_outs]
+                    return [ops.add(o, ops.mul(end - start, b)) for o, b in zip(base, batch_outs, strict=True)]
+
+                totals = tidy(step)
+                dispose_made(outs)
+                outs = totals
+                seen += end - start
+                await pace.batch_end()
+            return [ops.div(o, seen) for o in outs]
+        finally:
+            dispose_made(outs)
 
     def get_deduped_metrics_names(self) -> list[str]:
         """``metrics_names`` with repeated names suffixed ``_1``, ``_2``, ... (shared output layers)."""
@@ -254,27 +275,28 @@ class TrainingMixin(CompileMixin):
             out.append(label)
         return out
 
-    # -- fit / evaluate ---------------------------------------------------------------------------
-    def fit(
+    # -- fit / evaluate: coroutines paced by a Pace (the public methods are in training_api.py) ---------------
+    async def _fit(
         self,
-        x: Any = None,
-        y: Any = None,
-        batch_size: int | None = None,
-        epochs: int = 1,
-        verbose: int = 1,
-        callbacks: Any = None,
-        validation_split: float = 0.0,
-        validation_data: Sequence[Any] | None = None,
-        shuffle: bool | str = True,
-        class_weight: Any = None,
-        sample_weight: Any = None,
-        initial_epoch: int = 0,
-        steps_per_epoch: int | None = None,
-        validation_steps: int | None = None,
-        yield_every: str | float | None = None,
-        _callback_model: Any = None,
+        pace: Pace,
+        x: Any,
+        y: Any,
+        batch_size: int | None,
+        epochs: int,
+        verbose: int,
+        callbacks: Any,
+        validation_split: float,
+        validation_data: Sequence[Any] | None,
+        shuffle: bool | str,
+        class_weight: Any,
+        sample_weight: Any,
+        initial_epoch: int,
+        steps_per_epoch: int | None,
+        validation_steps: int | None,
+        yield_every: str | float | None,
+        callback_model: Any,
     ) -> History:
-        """Train for ``epochs`` epochs on ``x`` / ``y`` in batches; returns the ``History``."""
+        """``fit`` at ``pace`` (see ``training_api.TrainingApiMixin.fit``)."""
         if self.is_training:
             raise RuntimeError("fit: cannot start training because another fit() call is ongoing.")
         self.is_training = True
@@ -285,6 +307,7 @@ class TrainingMixin(CompileMixin):
             for name, value in (("epochs", epochs), ("initial_epoch", initial_epoch)):
                 if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
                     raise ValueError(f"fit: {name} must be a non-negative integer, got {value!r}")
+            check_yield_every(yield_every, "fit")
             inputs, targets, weights = self._standardize_user_data(
                 x, y, sample_weight, class_weight, False, batch_size, "fit", made
             )
@@ -334,17 +357,18 @@ class TrainingMixin(CompileMixin):
             else:
                 val_function = None
                 callback_metrics = list(out_labels)
-            return self._fit_loop(
-                train_function, ins, out_labels, batch_size, epochs, verbose,
+            return await self._fit_loop(
+                pace, train_function, ins, out_labels, batch_size, epochs, verbose,
                 standardize_callbacks(callbacks, yield_every), val_function, val_ins, shuffle, callback_metrics,
-                initial_epoch, steps_per_epoch, validation_steps, _callback_model or self,
+                initial_epoch, steps_per_epoch, validation_steps, callback_model or self,
             )  # fmt: skip
         finally:
             self.is_training = False
             dispose_made(made)
 
-    def _fit_loop(
+    async def _fit_loop(
         self,
+        pace: Pace,
         f: Callable[[list[Tensor | None]], list[Tensor]],
         ins: list[Tensor | None],
         out_labels: list[str],
@@ -373,10 +397,10 @@ class TrainingMixin(CompileMixin):
         rng = np.random.default_rng()
         pending: list[np.ndarray] = []  # steps_per_epoch mode: batches carry over between epochs
         try:
-            callback_list.on_train_begin()
+            await pace.hooks(callback_list, "on_train_begin", None)
             self.stop_training_ = False
             for epoch in range(initial_epoch, epochs):
-                callback_list.on_epoch_begin(epoch)
+                await pace.hooks(callback_list, "on_epoch_begin", None, epoch)
                 epoch_logs: dict[str, Any] = {}
                 try:
                     if steps_per_epoch is not None:  # beyond TF.js: endless passes over the data
@@ -387,7 +411,7 @@ class TrainingMixin(CompileMixin):
                         batches = epoch_batches(num_samples, batch_size, shuffle, rng)
                     for batch_index, indices in enumerate(batches):
                         batch_logs: dict[str, Any] = {}
-                        callback_list.on_batch_begin(batch_index, batch_logs)
+                        await pace.hooks(callback_list, "on_batch_begin", batch_logs, batch_index)
                         try:
                             validate = do_validation and batch_index == len(batches) - 1
                             tidy(
@@ -396,17 +420,19 @@ class TrainingMixin(CompileMixin):
                                     epoch_logs if validate else None, val_f, val_ins, batch_size, validation_steps,
                                 )
                             )  # fmt: skip
-                            callback_list.on_batch_end(batch_index, batch_logs)
+                            await pace.hooks(callback_list, "on_batch_end", batch_logs, batch_index)
                         finally:
                             dispose_tensors_in_logs(batch_logs)
                         if self.stop_training_:
                             break
-                    callback_list.on_epoch_end(epoch, epoch_logs)
+                        await pace.batch_end()
+                    await pace.hooks(callback_list, "on_epoch_end", epoch_logs, epoch)
                 finally:
                     dispose_tensors_in_logs(epoch_logs)
                 if self.stop_training_:
                     break
-            callback_list.on_train_end()
+                await pace.epoch_end()
+            await pace.hooks(callback_list, "on_train_end", None)
             history.sync_data()
             return history
         finally:
@@ -438,16 +464,17 @@ class TrainingMixin(CompileMixin):
             for label, out in zip(out_labels, val_outs, strict=False):
                 epoch_logs[f"val_{label}"] = keep(out)
 
-    def evaluate(
-        self, x: Any, y: Any, batch_size: int | None = None, verbose: int = 0, steps: int | None = None
+    async def _evaluate(
+        self, pace: Pace, x: Any, y: Any, batch_size: int | None, verbose: int, steps: int | None
     ) -> Any:
-        """The loss and metrics on ``x`` / ``y`` (scalar tensors: one, or a list in ``metrics_names`` order)."""
+        """``evaluate`` at ``pace``: a scalar tensor, or a list of them (``ResolvedList``) in ``metrics_names``
+        order."""
         batch_size = 32 if batch_size is None else batch_size
         check_batch_size(batch_size)
         made: list[Tensor] = []
         try:
             xs, ys = self._standardize_user_data_xy(x, y, True, batch_size, "evaluate", made)
-            outs = self.test_loop(self.make_test_function(), xs + ys, batch_size, steps)
+            outs = await self._test_loop(pace, self.make_test_function(), xs + ys, batch_size, steps)
         finally:
             dispose_made(made)
         if verbose:
@@ -455,9 +482,11 @@ class TrainingMixin(CompileMixin):
                 f"{n}: {float(o.data_sync()[0]):.4f}" for n, o in zip(self.metrics_names, outs, strict=True)
             )
             print(f"evaluate - {values}")
-        return singleton_or_list(outs)
+        return resolved(singleton_or_list(outs))
 
-    def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None, class_weight: Any = None) -> Any:
+    def train_on_batch(
+        self, x: ModelData, y: ModelData, sample_weight: Any = None, class_weight: Any = None
+    ) -> float | list[float]:
         """One optimizer step on one batch; the loss (and metrics) as Python floats."""
         made: list[Tensor] = []
         try:
@@ -471,15 +500,6 @@ class TrainingMixin(CompileMixin):
         for o in outs:
             o.dispose()
         return singleton_or_list(values)
-
-    def fit_dataset(self, dataset: Any, epochs: int = 1, **kwargs: Any) -> History:
-        """Train on batches ``(x, y)`` from an iterable, a generator, or a callable returning one per epoch."""
-        return fit_dataset(self, dataset, epochs=epochs, **kwargs)
-
-    def evaluate_dataset(self, dataset: Any, batches: int | None = None, verbose: int = 0) -> Any:
-        """The loss and metrics averaged over the batches of ``dataset`` (scalar tensors)."""
-        self.make_test_function()
-        return evaluate_dataset(self, dataset, batches=batches, verbose=verbose)
 
     # -- configuration for saving -----------------------------------------------------------------
     def get_training_config(self) -> dict[str, Any]:

@@ -13,8 +13,10 @@ tensors, arrays, lists (one per input / output) or dicts keyed by name:
 Batches from an ``nf.data`` dataset or a generator (sync or async) are freed after their step, as TF.js
 disposes a dataset's batches; tensors from a collection (or an iterator over one) belong to the caller. Arrays
 are converted and freed here. ``len(dataset)`` (when defined) gives the steps of a collection's epoch.
-An async source is driven on a private event loop, so ``fit_dataset`` cannot take one while an event loop runs
-in the calling thread (the error says so).
+The plain ``fit_dataset`` drives an async source on a private event loop, so it cannot take one while an event
+loop runs in the calling thread (the error says so); ``fit_dataset_async`` awaits its batches in the running loop
+(``async for`` over the source, ``next_async`` of an ``nf.data`` iterator) and gives the loop a turn between
+batches as ``yield_every`` says. Both run the one loop coroutine below at a ``Pace`` (``pacing.py``).
 """
 
 from __future__ import annotations
@@ -22,17 +24,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ... import ops
+from ...core.awaitable import resolved
 from ...core.coroutines import refuse_in_running_loop
 from ...core.globals import keep, tidy
 from ...core.tensor import Tensor
 from ..utils import singleton_or_list
 from .callbacks import History, configure_callbacks, dispose_tensors_in_logs, standardize_callbacks
+from .pacing import SYNC, Pace, check_yield_every, run_sync
 from .training_utils import (
     check_batch_size,
     dispose_made,
@@ -50,8 +53,8 @@ class _AsyncSource:
 
     def __init__(self, source: Any, op: str) -> None:
         refuse_in_running_loop(
-            f"{op}: the dataset is asynchronous and an event loop is running in this thread; iterate it with "
-            "'async for' or run the training in another thread"
+            f"{op}: the dataset is asynchronous and an event loop is running in this thread; use "
+            f"'await model.{op}_async(...)' there (it awaits the batches), or run the training in another thread"
         )
         self._iterator = source.__aiter__()
         self._loop: asyncio.AbstractEventLoop | None = asyncio.new_event_loop()
@@ -82,9 +85,10 @@ def _is_dataset(dataset: Any) -> bool:
     return callable(getattr(dataset, "iterator", None)) and not hasattr(dataset, "__next__")
 
 
-def _epoch_iterator(dataset: Any, op: str) -> tuple[Iterator[Any], bool, bool]:
+def _epoch_iterator(dataset: Any, op: str, asynchronous: bool = False) -> tuple[Any, bool, bool]:
     """An iterator over one epoch's batches; whether its tensors are ours to free (a dataset or a generator made
-    them); whether another epoch can get a fresh iterator (a dataset, a callable or a re-iterable collection)."""
+    them); whether another epoch can get a fresh iterator (a dataset, a callable or a re-iterable collection).
+    ``asynchronous``: an async source is returned as an async iterator (awaited by the pace), not wrapped."""
     if _is_dataset(dataset):
         return dataset.iterator(), True, True
     restartable = callable(dataset) and not hasattr(dataset, "__iter__")
@@ -93,7 +97,7 @@ def _epoch_iterator(dataset: Any, op: str) -> tuple[Iterator[Any], bool, bool]:
         return source.iterator(), True, True
     if not hasattr(source, "__iter__") and hasattr(source, "__aiter__"):
         owned = inspect.isasyncgen(source) or restartable
-        return _AsyncSource(source, op), owned, restartable
+        return (source.__aiter__() if asynchronous else _AsyncSource(source, op)), owned, restartable
     try:
         iterator = iter(source)
     except TypeError:
@@ -102,13 +106,6 @@ def _epoch_iterator(dataset: Any, op: str) -> tuple[Iterator[Any], bool, bool]:
             f"iterator, or a callable returning one; got {type(source).__name__}"
         ) from None
     return iterator, inspect.isgenerator(iterator), restartable or iterator is not source
-
-
-def _close(iterator: Any) -> None:
-    """Stop an epoch's iterator early (a dataset's prefetch thread, buffers, an open file or camera)."""
-    closer = getattr(iterator, "close", None)
-    if closer is not None:
-        closer()
 
 
 def _steps_per_epoch(dataset: Any) -> int | None:
@@ -182,7 +179,33 @@ def fit_dataset(
     yield_every: str | float | None = None,
     callback_model: Any = None,
 ) -> History:
-    """Train ``model`` on ``dataset`` for ``epochs`` epochs (see the module docstring)."""
+    """Train ``model`` on ``dataset`` for ``epochs`` epochs, blocking (see the module docstring)."""
+    return run_sync(
+        fit_dataset_loop(
+            SYNC, model, dataset, epochs, batches_per_epoch, verbose, callbacks, validation_data,
+            validation_batch_size, validation_batches, class_weight, initial_epoch, yield_every, callback_model,
+        ),
+        "fit_dataset",
+    )  # fmt: skip
+
+
+async def fit_dataset_loop(
+    pace: Pace,
+    model: Any,
+    dataset: Any,
+    epochs: int = 1,
+    batches_per_epoch: int | None = None,
+    verbose: int = 1,
+    callbacks: Any = None,
+    validation_data: Any = None,
+    validation_batch_size: int | None = None,
+    validation_batches: int | None = None,
+    class_weight: Any = None,
+    initial_epoch: int = 0,
+    yield_every: str | float | None = None,
+    callback_model: Any = None,
+) -> History:
+    """``fit_dataset`` at ``pace``."""
     op = "fit_dataset"
     if model.optimizer is None:
         raise RuntimeError(f"{op}: you must compile a model before training/testing. Use model.compile(...).")
@@ -190,6 +213,7 @@ def fit_dataset(
         raise ValueError(f"{op}: epochs is expected to be a positive integer, but got {epochs!r}")
     if batches_per_epoch is not None:
         check_batch_size(batches_per_epoch, "batches_per_epoch")
+    check_yield_every(yield_every, op)
     if model.is_training:
         raise RuntimeError(f"{op}: cannot start training because another fit() call is ongoing.")
     model.is_training = True
@@ -212,14 +236,14 @@ def fit_dataset(
         callback_list.set_model(target)
         model.history = history
         target.history = history
-        callback_list.on_train_begin()
+        await pace.hooks(callback_list, "on_train_begin", None)
         model.stop_training_ = False
-        iterator, owned, restartable = _epoch_iterator(dataset, op)
+        iterator, owned, restartable = _epoch_iterator(dataset, op, pace.asynchronous)
         exhausted = False
         for epoch in range(initial_epoch, epochs):
             epoch_logs: dict[str, Any] = {}
             try:
-                callback_list.on_epoch_begin(epoch)
+                await pace.hooks(callback_list, "on_epoch_begin", None, epoch)
                 if batches_per_epoch is None and epoch > initial_epoch:
                     if not restartable and exhausted:
                         raise ValueError(
@@ -227,13 +251,13 @@ def fit_dataset(
                             "callable returning a fresh iterable per epoch, a re-iterable collection, or "
                             "batches_per_epoch"
                         )
-                    _close(iterator)
+                    await pace.close(iterator)
                     iterator = None
-                    iterator, owned, restartable = _epoch_iterator(dataset, op)
+                    iterator, owned, restartable = _epoch_iterator(dataset, op, pace.asynchronous)
                     exhausted = False
                 steps_done = 0
                 while batches_per_epoch is None or steps_done < batches_per_epoch:
-                    item = next(iterator, None)
+                    item = await pace.next_item(iterator)
                     if item is None:
                         exhausted = True
                         if batches_per_epoch is not None:
@@ -245,34 +269,36 @@ def fit_dataset(
                             )  # fmt: skip
                             model.stop_training_ = True
                         break
-                    _train_step(model, train_function, item, owned, class_weight, out_labels, steps_done,
-                                callback_list, op)  # fmt: skip
+                    await _train_step(model, train_function, item, owned, class_weight, out_labels, steps_done,
+                                      callback_list, op, pace)  # fmt: skip
                     steps_done += 1
                     if model.stop_training_:
                         break
+                    await pace.batch_end()
                 finished = exhausted if batches_per_epoch is None else steps_done >= batches_per_epoch
                 if do_validation and finished:
                     if val_is_dataset:
-                        val_outs = evaluate_dataset(model, validation_data, batches=validation_batches)
+                        val_outs = await evaluate_dataset_loop(pace, model, validation_data, validation_batches, 0)
                     else:
-                        val_outs = model.evaluate(
-                            validation_data[0], validation_data[1],
-                            batch_size=validation_batch_size or DEFAULT_VALIDATION_BATCH_SIZE,
+                        val_outs = await model._evaluate(
+                            pace, validation_data[0], validation_data[1],
+                            validation_batch_size or DEFAULT_VALIDATION_BATCH_SIZE, 0, None,
                         )  # fmt: skip
                     val_list = val_outs if isinstance(val_outs, list) else [val_outs]
                     for name, value in zip(model.metrics_names, val_list, strict=False):
                         epoch_logs[f"val_{name}"] = value
-                callback_list.on_epoch_end(epoch, epoch_logs)
+                await pace.hooks(callback_list, "on_epoch_end", epoch_logs, epoch)
             finally:
                 dispose_tensors_in_logs(epoch_logs)
             if model.stop_training_:
                 break
-        callback_list.on_train_end()
+            await pace.epoch_end()
+        await pace.hooks(callback_list, "on_train_end", None)
         history.sync_data()
         return history
     finally:
         if iterator is not None:
-            _close(iterator)
+            await pace.close(iterator)
         if callback_list is not None:
             callback_list.release()  # totals a callback holds when a step or callback raised
         model.is_training = False
@@ -290,9 +316,9 @@ def _is_tensor_pair(model: Any, data: Any) -> bool:
     return False
 
 
-def _train_step(
+async def _train_step(
     model: Any, train_function: Any, item: Any, owned: bool, class_weight: Any, out_labels: list[str],
-    batch_index: int, callback_list: Any, op: str,
+    batch_index: int, callback_list: Any, op: str, pace: Pace,
 ) -> None:  # fmt: skip
     made: list[Tensor] = []
     batch_logs: dict[str, Any] = {}
@@ -300,7 +326,7 @@ def _train_step(
         xs, ys = standardize_batch(model, item, op, made)
         batch_logs["batch"] = batch_index
         batch_logs["size"] = xs[0].shape[0]
-        callback_list.on_batch_begin(batch_index, batch_logs)
+        await pace.hooks(callback_list, "on_batch_begin", batch_logs, batch_index)
         weights: list[Tensor | None] = []
         for y, cw in zip(
             ys, standardize_sample_or_class_weights(class_weight, model.output_names, "class_weight"), strict=True
@@ -316,25 +342,30 @@ def _train_step(
         made = []
         if owned:
             _free_batch(item)
-        callback_list.on_batch_end(batch_index, batch_logs)
+        await pace.hooks(callback_list, "on_batch_end", batch_logs, batch_index)
     finally:
         dispose_made(made)
         dispose_tensors_in_logs(batch_logs)
 
 
 def evaluate_dataset(model: Any, dataset: Any, batches: int | None = None, verbose: int = 0) -> Any:
-    """The loss and metrics averaged (by batch size) over the batches of ``dataset`` (scalar tensors)."""
+    """The loss and metrics averaged (by batch size) over the batches of ``dataset`` (scalar tensors), blocking."""
+    return run_sync(evaluate_dataset_loop(SYNC, model, dataset, batches, verbose), "evaluate_dataset")
+
+
+async def evaluate_dataset_loop(pace: Pace, model: Any, dataset: Any, batches: int | None, verbose: int) -> Any:
+    """``evaluate_dataset`` at ``pace``: one value per name of ``metrics_names`` (a list awaits to itself)."""
     op = "evaluate_dataset"
     if batches is not None:
         check_batch_size(batches, "batches")
     f = model.make_test_function()
-    iterator, owned, _ = _epoch_iterator(dataset, op)
+    iterator, owned, _ = _epoch_iterator(dataset, op, pace.asynchronous)
     outs: list[Tensor] = []
     num_examples = 0
     count = 0
     try:
         while batches is None or count < batches:
-            item = next(iterator, None)
+            item = await pace.next_item(iterator)
             if item is None:
                 if batches is not None:
                     logger.warning(
@@ -365,9 +396,10 @@ def evaluate_dataset(model: Any, dataset: Any, batches: int | None = None, verbo
                     _free_batch(item)
             num_examples += size
             count += 1
+            await pace.batch_end()
         result = [ops.div(o, num_examples) for o in outs]
     finally:
-        _close(iterator)
+        await pace.close(iterator)
         for o in outs:
             o.dispose()
     if verbose:
@@ -377,7 +409,10 @@ def evaluate_dataset(model: Any, dataset: Any, batches: int | None = None, verbo
                 f"{n}: {float(o.data_sync()[0]):.4f}" for n, o in zip(model.metrics_names, result, strict=False)
             )
         )  # noqa: E501
-    return singleton_or_list(result)
+    return resolved(singleton_or_list(result))
 
 
-__all__ = ["DEFAULT_VALIDATION_BATCH_SIZE", "evaluate_dataset", "fit_dataset", "standardize_batch"]
+__all__ = [
+    "DEFAULT_VALIDATION_BATCH_SIZE", "evaluate_dataset", "evaluate_dataset_loop", "fit_dataset", "fit_dataset_loop",
+    "standardize_batch",
+]  # fmt: skip
