@@ -14,6 +14,7 @@ from . import (
     train,
 )
 from .core import dtypes
+from .core import types as types
 from .core.backend import Backend
 from .core.dtypes import upcast_type
 from .core.flags import env
@@ -60,6 +61,7 @@ from .core.kernel_registry import (
 )
 from .core.leaks import LeakError, LeakReport
 from .core.profiler import ComputationError
+from .core.scope_context import TensorScope, scope
 from .core.tensor import DisposedTensorError, Tensor, Variable
 from .core.tensor_buffer import TensorBuffer
 from .gradients import custom_grad, grad, grads, value_and_grad, value_and_grads, variable_grads
@@ -79,7 +81,7 @@ from .version import __version__
 
 if TYPE_CHECKING:  # loaded on first access (below); named here for type checkers and linters
     from . import browser, converter, data, io, layers, node  # noqa: F401
-    from .converter import GraphModel, load_graph_model
+    from .converter import GraphModel, load_graph_model, load_graph_model_async
     from .layers import (
         InputSpec,
         LayersModel,
@@ -90,6 +92,7 @@ if TYPE_CHECKING:  # loaded on first access (below); named here for type checker
         constraints,
         initializers,
         load_layers_model,
+        load_layers_model_async,
         metrics,
         model,
         regularizers,
@@ -97,6 +100,8 @@ if TYPE_CHECKING:  # loaded on first access (below); named here for type checker
         serialization,
     )
     from .layers import input as input
+    from .ops import _exports
+    from .ops._exports import *  # noqa: F403  (the ops and op namespaces ndflow.ops adds at import time)
 
 # TF.js's op namespaces: nf.image, nf.linalg, nf.losses, ... (families named after them)
 for _namespace in ops.NAMESPACES & ops.families.keys():
@@ -116,8 +121,11 @@ def buffer(shape: list[int] | tuple[int, ...], dtype: str = "float32", values: o
 _LAZY: dict[str, tuple[str, str | None]] = {
     "converter": ("converter", None), "GraphModel": ("converter", "GraphModel"),
     "load_graph_model": ("converter", "load_graph_model"),
+    "load_graph_model_async": ("converter", "load_graph_model_async"),
+    "load_layers_model_async": ("layers", "load_layers_model_async"),
     "io": ("io", None), "layers": ("layers", None), "data": ("data", None), "node": ("node", None),
-    "browser": ("browser", None),
+    "browser": ("browser", None), "util": ("core.util", None), "models": ("layers.model_json", None),
+    **{name: ("converter.custom_op", name) for name in ("register_op", "deregister_op", "get_registered_op")},
     **{name: ("layers", name) for name in (
         "InputSpec", "LayersModel", "LayerVariable", "Sequential", "SymbolicTensor", "callbacks", "constraints",
         "initializers", "load_layers_model", "metrics", "model", "regularizers", "sequential", "serialization",
@@ -126,14 +134,16 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(f"{__name__}.{module_name}")
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers see the lazy names above, not an Any for every unknown name
+
+    def __getattr__(name: str) -> Any:
+        if name not in _LAZY:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module_name, attribute = _LAZY[name]
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
@@ -154,10 +164,13 @@ __all__ = [
     "unregister_gradient", "unregister_kernel",
     "layers", "initializers", "regularizers", "constraints", "serialization", "sequential", "model",
     "Sequential", "LayersModel", "SymbolicTensor", "LayerVariable", "InputSpec",
-    "GraphModel", "load_graph_model", "load_layers_model", "callbacks", "metrics", "io", "data", "node", "browser",
-    "LeakError", "LeakReport", "expect_no_leaks", "leaks",
+    "GraphModel", "load_graph_model", "load_layers_model", "load_graph_model_async", "load_layers_model_async",
+    "callbacks", "metrics", "io", "data", "node", "browser",
+    "LeakError", "LeakReport", "expect_no_leaks", "leaks", "scope", "TensorScope",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",
     "custom_grad", "grad", "grads", "value_and_grad", "value_and_grads", "variable_grads",
     *_ops_all,
 ]  # fmt: skip
+if TYPE_CHECKING:  # the names above that type checkers cannot read from *_ops_all
+    __all__ += _exports.__all__
