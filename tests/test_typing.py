@@ -121,3 +121,18 @@ def test_mypy_strict_accepts_the_typed_example(tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e '.[test]')")
+def test_mypy_checks_layer_factory_arguments(tmp_path: Path) -> None:
+    """The factories' generated signatures reach type checkers: a misspelled option is an error, not an Any."""
+    program = tmp_path / "use.py"
+    program.write_text("import ndflow as nf\n\nlayer = nf.layers.dense(unitz=4)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), str(program)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert 'Unexpected keyword argument "unitz" for "dense"; did you mean "units"?' in result.stdout, result.stdout

@@ -18,6 +18,11 @@ Flatten, Reshape, Dropout, ``convolutional``, ``pooling``, ``recurrent``, ``merg
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the factories' full signatures for type checkers (generated: tools/gen_typing.py)
+    from ._factory_signatures import *  # noqa: F403
+
 from . import activations, constraints, initializers, regularizers, serialization
 from .core import Activation, Dense, Dropout, Flatten, Reshape, activation, dense, dropout, flatten, reshape
 from .engine.base import DisposeResult, Layer
