@@ -13,6 +13,7 @@ from .. import ops
 from ..core.engine import ENGINE
 from ..core.globals import tidy
 from ..core.tensor import Tensor
+from .engine.tfjs_args import tfjs_config
 from .naming import to_camel_case
 from .serialization import Serializable, deserialize_keras_object, register_class, serialize_keras_object
 
@@ -152,11 +153,13 @@ def serialize_constraint(constraint: Constraint | None) -> dict[str, Any] | None
     return serialize_keras_object(constraint)
 
 
+@tfjs_config("max_value")
 def max_norm(max_value: float | None = None, axis: int | list[int] | None = None) -> MaxNorm:
     """Norms at most ``max_value`` (default 2) along ``axis`` (default 0)."""
     return MaxNorm(max_value, axis)
 
 
+@tfjs_config("axis")
 def unit_norm(axis: int | list[int] | None = None) -> UnitNorm:
     """Unit norms along ``axis`` (default 0)."""
     return UnitNorm(axis)
@@ -167,6 +170,7 @@ def non_neg() -> NonNeg:
     return NonNeg()
 
 
+@tfjs_config("min_value")
 def min_max_norm(
     min_value: float | None = None,
     max_value: float | None = None,

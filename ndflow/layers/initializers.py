@@ -24,6 +24,7 @@ from ..core.dtypes import check_dtype
 from ..core.globals import tidy
 from ..core.tensor import Tensor
 from ..ops import linalg
+from .engine.tfjs_args import tfjs_config
 from .naming import to_camel_case
 from .serialization import Serializable, deserialize_keras_object, register_class, serialize_keras_object
 from .utils import check_string_arg
@@ -374,21 +375,25 @@ def ones() -> Ones:
     return Ones()
 
 
+@tfjs_config("value")
 def constant(value: float) -> Constant:
     """Initializer of a constant ``value``."""
     return Constant(value)
 
 
+@tfjs_config("minval")
 def random_uniform(minval: float | None = None, maxval: float | None = None, seed: int | None = None) -> RandomUniform:
     """Uniform in [minval, maxval) (defaults -0.05, 0.05)."""
     return RandomUniform(minval, maxval, seed)
 
 
+@tfjs_config("mean")
 def random_normal(mean: float | None = None, stddev: float | None = None, seed: int | None = None) -> RandomNormal:
     """Normal (defaults mean 0, stddev 0.05)."""
     return RandomNormal(mean, stddev, seed)
 
 
+@tfjs_config("mean")
 def truncated_normal(
     mean: float | None = None, stddev: float | None = None, seed: int | None = None
 ) -> TruncatedNormal:
@@ -396,11 +401,13 @@ def truncated_normal(
     return TruncatedNormal(mean, stddev, seed)
 
 
+@tfjs_config("gain")
 def identity(gain: float | None = None) -> Identity:
     """``gain`` times the identity matrix."""
     return Identity(gain)
 
 
+@tfjs_config("scale")
 def variance_scaling(
     scale: float = 1.0, mode: str = "fan_in", distribution: str = "normal", seed: int | None = None
 ) -> VarianceScaling:
@@ -408,36 +415,43 @@ def variance_scaling(
     return VarianceScaling(scale, mode, distribution, seed)
 
 
+@tfjs_config("seed")
 def glorot_uniform(seed: int | None = None) -> GlorotUniform:
     """Glorot (Xavier) uniform."""
     return GlorotUniform(seed)
 
 
+@tfjs_config("seed")
 def glorot_normal(seed: int | None = None) -> GlorotNormal:
     """Glorot (Xavier) normal."""
     return GlorotNormal(seed)
 
 
+@tfjs_config("seed")
 def he_normal(seed: int | None = None) -> HeNormal:
     """He normal."""
     return HeNormal(seed)
 
 
+@tfjs_config("seed")
 def he_uniform(seed: int | None = None) -> HeUniform:
     """He uniform."""
     return HeUniform(seed)
 
 
+@tfjs_config("seed")
 def le_cun_normal(seed: int | None = None) -> LeCunNormal:
     """LeCun normal."""
     return LeCunNormal(seed)
 
 
+@tfjs_config("seed")
 def le_cun_uniform(seed: int | None = None) -> LeCunUniform:
     """LeCun uniform."""
     return LeCunUniform(seed)
 
 
+@tfjs_config("gain")
 def orthogonal(gain: float | None = None, seed: int | None = None) -> Orthogonal:
     """A random orthogonal matrix times ``gain``."""
     return Orthogonal(gain, seed)

@@ -12,6 +12,7 @@ from typing import Any
 from .. import ops
 from ..core.globals import tidy
 from ..core.tensor import Tensor
+from .engine.tfjs_args import tfjs_config
 from .serialization import Serializable, deserialize_keras_object, register_class, serialize_keras_object
 
 
@@ -90,16 +91,19 @@ register_class(_L1)
 register_class(_L2)
 
 
+@tfjs_config("l1")
 def l1l2(l1: float | None = None, l2: float | None = None) -> L1L2:
     """L1 and L2 penalty (each factor 0.01 by default)."""
     return L1L2(l1, l2)
 
 
+@tfjs_config("l1")
 def l1(l1: float | None = None) -> L1L2:  # noqa: E741 - TF.js's name
     """L1 penalty ``l1 * sum(|x|)`` (0.01 by default)."""
     return L1L2(l1=l1, l2=0)
 
 
+@tfjs_config("l2")
 def l2(l2: float | None = None) -> L1L2:
     """L2 penalty ``l2 * sum(x ** 2)`` (0.01 by default)."""
     return L1L2(l1=0, l2=l2)
