@@ -19,6 +19,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..core.arguments import unexpected_arguments
 from .naming import to_camel_case, to_snake_case
 
 L = TypeVar("L")
@@ -195,7 +196,7 @@ def to_layer_kwargs(owner: str, config: Any, kwargs: Mapping[str, Any], known: s
     for key, value in kwargs.items():
         snake = to_snake_case(key)
         if snake != key and (known is None or snake in known):
-            raise TypeError(f"{owner}: unexpected argument {key!r} (use {snake!r})")
+            raise unexpected_arguments(owner, [key])
         if key in merged:
             raise TypeError(f"{owner}: {key!r} is given both in the config dict and as a keyword")
         merged[key] = value

@@ -107,7 +107,7 @@ CAMEL_CASES = [
 
 @pytest.mark.parametrize("name, kwargs", CAMEL_CASES)
 def test_camel_case_keywords_get_the_snake_case_hint(name: str, kwargs: dict) -> None:
-    with pytest.raises(TypeError, match=r"unexpected argument '\w+' \(use '\w+'\)"):
+    with pytest.raises(TypeError, match=r"unexpected argument\(s\) '\w+' \(use '\w+'\)"):
         getattr(layers, name)(**kwargs)
 
 

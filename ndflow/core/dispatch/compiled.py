@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..arguments import with_keyword_hint
 from ..flags import env
 
 if TYPE_CHECKING:
@@ -119,7 +120,10 @@ def forget_layouts() -> None:
 
 def _op(kind: int, kernel: str) -> Callable[[F], F]:
     def wrap(fn: F) -> F:
-        return fn if _dispatch is None else _dispatch.op(kind, kernel, fn)  # type: ignore[no-any-return]
+        if _dispatch is None:
+            return fn
+        # the compiled op calls ``fn`` when its direct path does not apply: a camelCase keyword gets its hint there
+        return _dispatch.op(kind, kernel, with_keyword_hint(fn))  # type: ignore[no-any-return]
 
     return wrap
 

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...core.arguments import unexpected_arguments
 from ...core.tensor import Tensor, Variable
 from ...ops import clone
 from ...ops import tensor as make_tensor
@@ -85,10 +86,7 @@ class Layer(LayerWeightsMixin, Serializable):
         **unknown: Any,
     ) -> None:
         if unknown:
-            names = ", ".join(
-                repr(k) + (f" (use {to_snake_case(k)!r})" if to_snake_case(k) != k else "") for k in unknown
-            )
-            raise TypeError(f"{type(self).__name__}: unexpected argument(s) {names}")
+            raise unexpected_arguments(type(self).__name__, list(unknown))
         self._call_hook: Callable[..., Any] | None = None
         self._added_weight_names: list[str] = []
         self._stateful = False

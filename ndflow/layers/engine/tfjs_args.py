@@ -16,18 +16,13 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
+from ...core.arguments import unexpected_arguments
 from ..naming import to_snake_case
 
 __all__ = ["merge_tfjs_config", "tfjs_config", "unexpected_arguments"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-def unexpected_arguments(what: str, names: list[str]) -> TypeError:
-    """The error for keywords ``what`` does not take; a camelCase one gets its snake_case spelling."""
-    listed = ", ".join(repr(k) + (f" (use {to_snake_case(k)!r})" if to_snake_case(k) != k else "") for k in names)
-    return TypeError(f"{what}: unexpected argument(s) {listed}")
 
 
 def merge_tfjs_config(
