@@ -44,3 +44,17 @@ def test_unknown_keys_and_camel_case_keywords_are_refused() -> None:
         nf.initializers.glorot_uniform({"sed": 1})
     with pytest.raises(TypeError, match=r"max_norm: unexpected argument\(s\) 'maxValue' \(use 'max_value'\)"):
         nf.constraints.max_norm(maxValue=2)
+
+
+def test_sequential_and_model_take_tfjs_objects() -> None:
+    """``tf.sequential({layers: [...]})`` and ``tf.model({inputs, outputs})``: the two commonest TF.js lines."""
+    seq = nf.sequential({"layers": [nf.layers.dense({"units": 2, "inputShape": [3]})], "name": "s"})
+    assert seq.name == "s" and seq.output_shape == (None, 2) or list(seq.output_shape) == [None, 2]
+    x = nf.input({"shape": [3]})
+    y = nf.layers.dense({"units": 4}).apply(x)
+    fn = nf.model({"inputs": x, "outputs": y})
+    assert list(fn.output_shape) == [None, 4]
+    with pytest.raises(ValueError, match="sequential: unknown config key 'layerz'"):
+        nf.sequential({"layerz": []})
+    seq.dispose()
+    fn.dispose()

@@ -265,12 +265,16 @@ class Functional(LayersModel):
 register_class(LayersModel)
 
 
+@tfjs_config("inputs")
 def model(
     inputs: SymbolicTensor | Sequence[SymbolicTensor],
     outputs: SymbolicTensor | Sequence[SymbolicTensor],
     name: str | None = None,
 ) -> LayersModel:
-    """A functional model from symbolic ``inputs`` (``nf.input(...)``) to ``outputs``."""
+    """A functional model from symbolic ``inputs`` (``nf.input(...)``) to ``outputs`` (TF.js's ``tf.model``).
+
+    ``nf.model(inputs=x, outputs=y)``, or TF.js's object: ``nf.model({'inputs': x, 'outputs': y})``.
+    """
     return LayersModel(inputs=inputs, outputs=outputs, name=name)
 
 
@@ -558,8 +562,13 @@ class Sequential(LayersModel):
         return model
 
 
+@tfjs_config("layers")
 def sequential(layers: Sequence[Layer] | None = None, name: str | None = None) -> Sequential:
-    """A model that applies ``layers`` one after the other."""
+    """A model that applies ``layers`` one after the other (TF.js's ``tf.sequential``).
+
+    ``nf.sequential(layers=[...])``, or TF.js's object: ``nf.sequential({'layers': [nf.layers.dense({'units': 1,
+    'inputShape': [3]})]})``; more layers join with ``model.add(layer)``.
+    """
     return Sequential(layers=layers, name=name)
 
 
