@@ -8,6 +8,9 @@ TF.js oracle's cache), feeds it the oracle's seeded inputs, and prints:
   counted from the shapes each kernel ran with (2 FLOPs per multiply-add), and the effective GFLOP/s;
 - the slowest kernels: one run under ``nf.profile`` (every kernel timed, as debug mode times them),
   summed per kernel name: calls, total ms, share of the kernel time.
+
+``--trace out.json`` writes that profiled run as a Chrome trace (Performance tab, ``chrome://tracing``, Perfetto):
+each kernel under the graph node or layer that ran it.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ class BenchResult:
     flops: int
     kernels: list[KernelStats] = field(default_factory=list)
     profile_wall_ms: float = 0.0
+    trace: str | None = None
 
     @property
     def median_ms(self) -> float:
@@ -118,8 +122,16 @@ def aggregate(profiled: Sequence[Any]) -> list[KernelStats]:
     return sorted(stats.values(), key=lambda s: -s.ms)
 
 
-def bench(model_path: str, backend: str | None = None, runs: int = 10, warmup: int = 2, seed: int = 42) -> BenchResult:
-    """Load the model, profile one run, time ``runs`` more after ``warmup``; everything it made is disposed."""
+def bench(
+    model_path: str,
+    backend: str | None = None,
+    runs: int = 10,
+    warmup: int = 2,
+    seed: int = 42,
+    trace: str | None = None,
+) -> BenchResult:
+    """Load the model, profile one run, time ``runs`` more after ``warmup``; everything it made is disposed.
+    ``trace``: write the profiled run as a Chrome trace to this path."""
     import ndflow as nf
 
     from .predict import _inputs_of, _load_model, _run, seeded_input
@@ -157,6 +169,8 @@ def bench(model_path: str, backend: str | None = None, runs: int = 10, warmup: i
         info = nf.profile(once)
         profile_wall_ms = (time.perf_counter() - start) * 1000
         nf.dispose(info.result)
+        if trace is not None:
+            info.save_trace(trace)
         kernels = aggregate(info.kernels)
         times = []
         for i in range(warmup + runs):
@@ -167,7 +181,7 @@ def bench(model_path: str, backend: str | None = None, runs: int = 10, warmup: i
             if i >= warmup:
                 times.append(elapsed)
         flops = sum(k.flops for k in kernels)
-        return BenchResult(model_path, kind, nf.get_backend(), load_ms, times, flops, kernels, profile_wall_ms)
+        return BenchResult(model_path, kind, nf.get_backend(), load_ms, times, flops, kernels, profile_wall_ms, trace)
     finally:
         nf.dispose(list(feeds.values()))
         if model is not None:
@@ -205,6 +219,8 @@ def report(result: BenchResult, top: int = 10) -> str:
         ms = sum(k.ms for k in rest)
         share = 100 * ms / total if total > 0 else 0.0
         lines.append(f"  {f'({len(rest)} others)':<28} {sum(k.calls for k in rest):>6} {ms:>10.3f} {share:>6.1f}%")
+    if result.trace is not None:
+        lines.append(f"trace of the profiled run: {result.trace} (open it in Chrome's Performance tab or Perfetto)")
     return "\n".join(lines)
 
 
@@ -231,7 +247,11 @@ def _main(argv: list[str]) -> int:
     p.add_argument("--warmup", type=count(0), default=2, help="untimed runs first (default 2)")
     p.add_argument("--top", type=count(0), default=10, help="kernels to list (default 10)")
     p.add_argument("--seed", type=int, default=42, help="seed of the random inputs (input i uses seed + i)")
+    p.add_argument("--trace", default=None, metavar="OUT.json",
+                   help="write the profiled run as a Chrome trace (chrome://tracing, Perfetto)")  # fmt: skip
     args = p.parse_args(argv)
+    if args.trace is not None and not Path(args.trace).resolve().parent.is_dir():
+        raise CliError(f"--trace: the folder of {args.trace!r} does not exist")
     if args.model is None:
         path = str(default_model())
         if not Path(path).exists():
@@ -244,7 +264,7 @@ def _main(argv: list[str]) -> int:
         path = args.model
     check_backend(args.backend)
     try:
-        result = bench(path, args.backend, args.runs, args.warmup, args.seed)
+        result = bench(path, args.backend, args.runs, args.warmup, args.seed, args.trace)
     except LOAD_ERRORS as exc:  # not a model, a damaged one, or one that fails on its inputs
         raise file_failure(path, exc, "cannot benchmark") from None
     print(report(result, args.top))

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import debug_trace
 from . import tensor as tensor_module
 from .awaitable import is_pending
 from .backend import Backend, DataInfo
@@ -46,6 +47,7 @@ from .profiler import (
 )
 from .tape import TapeNode, saved_tensors
 from .tensor import Tensor, Variable
+from .trace_spans import SPANS, close_scope_span, open_scope_span
 
 logger = logging.getLogger("ndflow")
 
@@ -183,6 +185,7 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
                 "Debugging mode is ON. Every kernel is timed and logged and its float output is "
                 "checked for NaN/Inf. This slows execution down."
             )
+        debug_trace.update(self)
         self._update_slow()
 
     def _set_prod(self, value: Any) -> None:
@@ -313,6 +316,8 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
 
     def start_scope(self, name: str | None = None) -> Scope:
         scope = Scope(name, self._next_scope_id())
+        if name is not None and SPANS.on:  # a named scope (nf.op, tidy(name)) is an op in profiles' traces
+            open_scope_span(scope.id, name)
         if get_ident() == self._owner:
             self._owner_scopes.append(scope)
             self._owner_scope = scope
@@ -334,6 +339,8 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
             stack = local.scopes
             scope = stack.pop()
             parent = local.active = stack[-1] if stack else None
+        if SPANS.on and scope.name is not None:
+            close_scope_span(scope.id)
         compiled.scope_disposer(self._dispose_scope)(scope.track, keep_ids)
         for t in survivors:
             if not t.kept and t.scope_id == scope.id and not isinstance(t, Variable):
@@ -438,6 +445,7 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
 
 ENGINE = Engine()
 compiled.configure(ENGINE, Scope)
+env().register_flag("DEBUG_TRACE", lambda: "", lambda _: debug_trace.update(ENGINE))
 env().register_flag("DEBUG", lambda: False, ENGINE._set_debug)
 env().register_flag("TRACK_LEAKS", lambda: False, ENGINE._set_track_leaks)
 env().register_flag("DISPOSE_UNREACHABLE", lambda: False, ENGINE._set_dispose_unreachable)

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import os
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -101,11 +102,18 @@ def time(fn: Callable[[], Any]) -> TimingInfo:
     return ENGINE.time(fn)
 
 
-def profile(fn: Callable[[], Any]) -> ProfileInfo:
-    """Run ``fn`` and report ``new_bytes``, ``new_tensors``, ``peak_bytes`` and each kernel it ran."""
+def profile(fn: Callable[[], Any], trace: str | os.PathLike[str] | None = None) -> ProfileInfo:
+    """Run ``fn`` and report ``new_bytes``, ``new_tensors``, ``peak_bytes`` and each kernel it ran.
+
+    ``trace``: also write the run as a Chrome trace (``ProfileInfo.save_trace``) to this path."""
     if inspect.iscoroutinefunction(fn):
         raise TypeError("profile: pass a synchronous function")
-    return ENGINE.profile(fn)
+    if trace is not None and not isinstance(trace, str | os.PathLike):
+        raise TypeError(f"profile: argument 'trace' must be a file path, got {type(trace).__name__}")
+    info = ENGINE.profile(fn)
+    if trace is not None:
+        info.save_trace(trace)
+    return info
 
 
 def dispose_variables() -> None:

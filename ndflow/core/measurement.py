@@ -6,13 +6,15 @@ mixes it in; the counters and the profiles it reads live on the engine.
 from __future__ import annotations
 
 import time as _time
+from _thread import get_ident
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .backend import Backend
 from .kernel_registry import KernelConfig
-from .profiler import KernelProfile, MemoryInfo, ProfileInfo, TimingInfo, check_finite, log_kernel
+from .profiler import KernelProfile, MemoryInfo, ProfileInfo, TimingInfo, check_finite, device_timer, log_kernel
 from .tensor import Tensor
+from .trace_spans import set_recorders
 
 if TYPE_CHECKING:
     from .leaks import LeakTracker
@@ -40,6 +42,7 @@ class Measurement:
     record: Callable[..., None]
     tidy: Callable[..., Any]
     _update_slow: Callable[[], None]
+    backend_name: str | None
 
     def _run_kernel_observed(
         self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
@@ -47,7 +50,9 @@ class Measurement:
         """The slow path of :meth:`run_kernel`: debug mode and ``profile()``."""
         bytes_before, tensors_before = self.num_bytes, self.num_tensors
         holder: list[Any] = []
+        start = _time.perf_counter()
         ms = backend.time(lambda: holder.append(config.kernel_func(backend, inputs, attrs)))["kernel_ms"]
+        wall_ms = (_time.perf_counter() - start) * 1000.0
         raw = holder[0]
         outs = raw if raw.__class__ is list else [raw]
         tensors = [self._track_output(o[0], o[1], o[2], backend) for o in outs]
@@ -64,6 +69,11 @@ class Measurement:
                     raise
         if self.gradient_depth > 0 and self.kernel_depth == 0:
             self.record(config.kernel_name, inputs, tensors, attrs)
+        if self._profiles:
+            input_dtypes = [t.dtype for t in inputs]
+            output_dtypes = [t.dtype for t in tensors]
+            output_bytes = sum(t._info.nbytes for t in tensors)
+            thread = get_ident()
         for profile in self._profiles:
             profile.kernels.append(
                 KernelProfile(
@@ -75,10 +85,32 @@ class Measurement:
                     input_shapes=input_shapes,
                     output_shapes=[t.shape for t in tensors],
                     kernel_time_ms=ms,
+                    input_dtypes=input_dtypes,
+                    output_dtypes=output_dtypes,
+                    output_bytes=output_bytes,
+                    start=start,
+                    wall_ms=wall_ms,
+                    thread=thread,
+                    backend=self.backend_name or "",
                 )
             )
             profile.peak_bytes = max(profile.peak_bytes, self.num_bytes)
         return tensors if raw.__class__ is list else tensors[0]
+
+    def start_profile_recording(self, info: ProfileInfo) -> None:
+        """Record kernels and spans into ``info`` from now (``profile()``, debug mode's trace)."""
+        info.start = _time.perf_counter()
+        self._profiles.append(info)
+        set_recorders(self._profiles)
+        self._update_slow()
+
+    def stop_profile_recording(self, info: ProfileInfo) -> None:
+        """Stop recording into ``info``; open spans end now in its trace."""
+        if info in self._profiles:
+            self._profiles.remove(info)
+        set_recorders(self._profiles)
+        self._update_slow()
+        info.end = _time.perf_counter()
 
     def memory(self) -> MemoryInfo:
         if self.tracker is not None:
@@ -109,14 +141,18 @@ class Measurement:
 
     def profile(self, fn: Callable[[], Any]) -> ProfileInfo:
         bytes_before, tensors_before = self.num_bytes, self.num_tensors
-        info = ProfileInfo(peak_bytes=self.num_bytes)
-        self._profiles.append(info)
-        self._update_slow()
+        backend = self.backend
+        info = ProfileInfo(
+            peak_bytes=self.num_bytes,
+            thread=get_ident(),
+            backend=self.backend_name or "",
+            gpu_timer=device_timer(backend),
+        )
+        self.start_profile_recording(info)
         try:
             info.result = fn()
         finally:
-            self._profiles.remove(info)
-            self._update_slow()
+            self.stop_profile_recording(info)
         info.new_bytes = self.num_bytes - bytes_before
         info.new_tensors = self.num_tensors - tensors_before
         info.peak_bytes = max(info.peak_bytes, self.num_bytes)

@@ -22,6 +22,7 @@ from ...core.awaitable import is_pending
 from ...core.dispatch import compiled
 from ...core.engine import ENGINE
 from ...core.tensor import Tensor
+from ...core.trace_spans import SPANS, spanned
 from ..load.graph import Node
 from ..load.plan import Graph, Plan
 from ..load.registry import Mapper, get_mapper
@@ -36,6 +37,11 @@ def raw_mapper(op: str) -> Mapper | None:
     """The mapper of ``op`` without its own ``tidy`` scope (the program tracks what each node makes)."""
     fn = get_mapper(op)
     return getattr(fn, "untidied", fn)
+
+
+def node_step(step: Step, run: Any) -> Any:
+    """``run`` (a step method) inside a span of the step's node, for profiles' traces (core/trace_spans.py)."""
+    return spanned("node", step[1].name, run, {"op": step[1].op})
 
 
 def node_error(node: Node, exc: BaseException) -> BaseException:
@@ -231,7 +237,8 @@ class Program:
                     if k >= n:
                         break
                 at[0] = k
-                mode, pure = self._step(k, calls, vals, track, ctx, keep_ids, mode, pure, None)
+                step = self._step if not SPANS.on else node_step(steps[k], self._step)
+                mode, pure = step(k, calls, vals, track, ctx, keep_ids, mode, pure, None)
                 k += 1
         except ShapeChangedError:
             raise

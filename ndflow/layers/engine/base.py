@@ -29,6 +29,7 @@ import numpy as np
 
 from ...core.arguments import unexpected_arguments
 from ...core.tensor import Tensor, Variable
+from ...core.trace_spans import SPANS, span_of
 from ...ops import clone
 from ...ops import tensor as make_tensor
 from ..naming import get_uid, name_scope, to_snake_case
@@ -326,6 +327,8 @@ class Layer(LayerWeightsMixin, Serializable):
                     converted[i] = make_tensor(np.asarray(x)) if not isinstance(x, np.ndarray) else make_tensor(x)
             tensors = converted if isinstance(inputs, list | tuple) else converted[0]
             with name_scope(self.name):
+                if SPANS.on:  # a profile records spans: this call is a layer of its trace
+                    return _apply_in_span(self, tensors, converted, kwargs)
                 self._maybe_build(tensors, converted, eager=True)
                 self.assert_input_compatibility(tensors)
                 return self._apply_eager(tensors, converted, kwargs)
@@ -526,6 +529,15 @@ class Layer(LayerWeightsMixin, Serializable):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+def _apply_in_span(layer: Layer, tensors: Any, converted: list[Tensor], kwargs: dict[str, Any]) -> Any:
+    """``Layer.apply``'s eager build and call inside a span of the layer, while a profile records spans
+    (core/trace_spans.py)."""
+    with span_of("layer", layer):
+        layer._maybe_build(tensors, converted, eager=True)
+        layer.assert_input_compatibility(tensors)
+        return layer._apply_eager(tensors, converted, kwargs)
 
 
 __all__ = ["DisposeResult", "Layer"]
