@@ -80,7 +80,7 @@ from .train import (
 from .version import __version__
 
 if TYPE_CHECKING:  # loaded on first access (below); named here for type checkers and linters
-    from . import browser, converter, data, io, layers, node  # noqa: F401
+    from . import browser, converter, data, io, layers, node, vis  # noqa: F401
     from .converter import GraphModel, load_graph_model, load_graph_model_async
     from .layers import (
         InputSpec,
@@ -124,7 +124,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_graph_model_async": ("converter", "load_graph_model_async"),
     "load_layers_model_async": ("layers", "load_layers_model_async"),
     "io": ("io", None), "layers": ("layers", None), "data": ("data", None), "node": ("node", None),
-    "browser": ("browser", None), "util": ("core.util", None), "models": ("layers.model_json", None),
+    "browser": ("browser", None), "vis": ("vis", None), "util": ("core.util", None),
+    "models": ("layers.model_json", None),
     **{name: ("converter.custom_op", name) for name in ("register_op", "deregister_op", "get_registered_op")},
     **{name: ("layers", name) for name in (
         "InputSpec", "LayersModel", "LayerVariable", "Sequential", "SymbolicTensor", "callbacks", "constraints",
@@ -165,7 +166,7 @@ __all__ = [
     "layers", "initializers", "regularizers", "constraints", "serialization", "sequential", "model",
     "Sequential", "LayersModel", "SymbolicTensor", "LayerVariable", "InputSpec",
     "GraphModel", "load_graph_model", "load_layers_model", "load_graph_model_async", "load_layers_model_async",
-    "callbacks", "metrics", "io", "data", "node", "browser",
+    "callbacks", "metrics", "io", "data", "node", "browser", "vis",
     "LeakError", "LeakReport", "expect_no_leaks", "leaks", "scope", "TensorScope",
     "train", "Optimizer", "SGDOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
     "AdamOptimizer", "AdamaxOptimizer", "RMSPropOptimizer",

@@ -261,6 +261,7 @@ def check_logdir(logdir: Any, what: str) -> str:
     return logdir
 
 
+@with_keyword_hint
 def summary_file_writer(
     logdir: str | os.PathLike[str], max_queue: int = 10, flush_millis: float = 120000, filename_suffix: str = ".v2"
 ) -> SummaryFileWriter:
@@ -298,7 +299,5 @@ def summary_file_writer(
             _cache[key] = writer
     return writer
 
-
-summary_file_writer = with_keyword_hint(summary_file_writer)
 
 __all__ = ["SummaryFileWriter", "histogram_buckets", "summary_file_writer"]

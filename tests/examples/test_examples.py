@@ -21,6 +21,7 @@ TIMEOUT_S = 120
 ARGS: dict[str, list[str]] = {
     "video_loop.py": ["--demo", "--frames", "1000", "--out", "{tmp}/annotated.avi"],
     "sequential_fit_save.py": ["{tmp}/linear-model"],
+    "train_digits.py": "--epochs 2 --verbose 0 --tensorboard {tmp}/logs --plot {tmp}/history.png".split(),
 }
 #: Exit status of an example that cannot run here (the network is needed and unreachable): the test skips.
 CANNOT_RUN_HERE = 3
@@ -35,7 +36,10 @@ def _env() -> dict[str, str]:
 def _run(path: Path) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="ndflow-example-") as tmp:
         args = [a.format(tmp=tmp) for a in ARGS.get(path.name, [])]
-        return _run_in(path, args)
+        proc = _run_in(path, args)
+        # what it wrote under {tmp} (path relative to it -> size), for FILE_CHECKS, before the folder goes
+        proc.files = {p.relative_to(tmp).as_posix(): p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file()}
+        return proc
 
 
 def _run_in(path: Path, args: list[str]) -> subprocess.CompletedProcess:
@@ -189,6 +193,22 @@ def check_data_pipeline(lines: list[str]) -> None:
     assert lines[-1] == "tensors at the end: 0"
 
 
+def check_train_digits(lines: list[str]) -> None:
+    assert _value(lines, "test accuracy:") > 0.5
+    assert any(line.startswith("TensorBoard logs: ") for line in lines)
+    assert any(line.startswith("training curves: ") for line in lines)
+    assert lines[-1] == "tensors left: 0"
+
+
+def check_train_digits_files(files: dict[str, int]) -> None:
+    """``--tensorboard DIR`` left event files under DIR/train and DIR/val; ``--plot`` a PNG."""
+    for split in ("train", "val"):
+        assert any(
+            name.startswith(f"logs/{split}/events.out.tfevents.") and size > 0 for name, size in files.items()
+        ), files
+    assert files.get("history.png", 0) > 1000, files
+
+
 CHECKS: dict[str, Callable[[list[str]], None]] = {
     "intro_deeplearn.py": check_intro_deeplearn,
     "train_linear.py": check_train_linear,
@@ -203,7 +223,10 @@ CHECKS: dict[str, Callable[[list[str]], None]] = {
     "custom_loop_adam.py": check_custom_loop_adam,
     "graph_model_image.py": check_graph_model_image,
     "data_pipeline.py": check_data_pipeline,
+    "train_digits.py": check_train_digits,
 }
+#: Checks of the files an example wrote under {tmp}.
+FILE_CHECKS: dict[str, Callable[[dict[str, int]], None]] = {"train_digits.py": check_train_digits_files}
 
 
 def test_every_example_has_a_check():
@@ -222,3 +245,5 @@ def test_example_runs_and_prints_what_it_promises(path: Path, outputs):
     check = CHECKS.get(path.name)
     if check is not None:  # a new example without a check still has to run cleanly
         check(lines)
+    if path.name in FILE_CHECKS:
+        FILE_CHECKS[path.name](proc.files)
