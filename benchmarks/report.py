@@ -21,6 +21,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
 import datetime
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -212,8 +213,18 @@ def main() -> None:
         "`python tools/gen_models_doc.py && python benchmarks/report.py`.\n\n"
         "## Issue 10's targets\n\n| target | measured | |\n|---|---|---|\n" + "\n".join(targets) + "\n\n"
     )
-    Path(args.out).write_text(head + "\n".join(sections))
+    generated = {title for title, _ in steps} | {"Issue 10's targets"}
+    kept = _other_sections(Path(args.out), generated)  # sections other benchmarks write (peers, cold start, ...)
+    Path(args.out).write_text(head + "\n".join(sections) + ("\n" + "\n".join(kept) if kept else ""))
     print(f"wrote {args.out}", file=sys.stderr)
+
+
+def _other_sections(path: Path, generated: set[str]) -> list[str]:
+    """The ``## `` sections of the page at ``path`` that this script does not write, in their order."""
+    if not path.exists():
+        return []
+    parts = re.split(r"(?m)^(?=## )", path.read_text())
+    return [part.rstrip("\n") + "\n" for part in parts[1:] if part[3:].split("\n", 1)[0].strip() not in generated]
 
 
 if __name__ == "__main__":
