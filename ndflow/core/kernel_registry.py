@@ -151,6 +151,20 @@ def register_direct_reduction(kernel_name: str, backend_name: str, fn: KernelFun
     _DIRECT.setdefault(backend_name, {})[(kernel_name, "all")] = (fn, max_size)  # type: ignore[index]
 
 
+def register_direct_product(kernel_name: str, backend_name: str, fn: KernelFunc) -> None:
+    """Declare what matrix product kernel ``kernel_name`` of a backend computes for two float32 matrices, ``(m, k)
+    @ (k, n)`` without transposes: ``fn`` takes the backend's two arrays and returns the ``(m, n)`` float32 result,
+    exactly the kernel's (or None to let the kernel run). Compiled dispatch runs it for ``nf.mat_mul(a, b)``-style
+    calls on the same fast path as :func:`register_direct`. Stored in the backend's direct table under the key
+    ``(kernel_name, "product")``."""
+    _ensure_loaded(backend_name)
+    if kernel_name not in _KERNELS.get(backend_name, {}):
+        raise KeyError(
+            f"register_direct_product: kernel '{kernel_name}' is not registered for backend '{backend_name}'"
+        )
+    _DIRECT.setdefault(backend_name, {})[(kernel_name, "product")] = fn  # type: ignore[index]
+
+
 def register_shared_output(kernel_name: str, backend_name: str) -> None:
     """Declare that kernel ``kernel_name`` of a backend only gives its input's buffer a new shape (one more owner
     of the data, as ``Reshape``): compiled dispatch may then do that itself on its fast path. Stored in the

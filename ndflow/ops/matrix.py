@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import kernel_names as kn
+from ..core.dispatch import compiled
 from ..core.dtypes import upcast_type
 from ..core.engine import ENGINE
 from ..core.tensor import Tensor
@@ -14,8 +15,18 @@ from ..core.types import TensorLike
 from .convert import binary_inputs, broadcast_shape, converted, dispose_temps, normalize_axis, to_tensor
 
 
+@compiled.product_op(kn.BatchMatMul)
 def mat_mul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
     """The matrix product of the last two axes; leading (batch) axes broadcast."""
+    if (
+        a.__class__ is Tensor
+        and b.__class__ is Tensor
+        and not (transpose_a or transpose_b)
+        and a.dtype == "float32" == b.dtype
+        and len(a.shape) == 2 == len(b.shape)
+        and a.shape[1] == b.shape[0]
+    ):  # two float32 matrices: what the checks below would pass, then the product form where it may run
+        return ENGINE.run_product_float(kn.BatchMatMul, a, b)
     a, b, temps = binary_inputs(a, b, "mat_mul")
     try:
         if not ENGINE.prod:

@@ -6,10 +6,11 @@ memory counters, scope tracking, disposal): more than the kernel of a small op. 
 work on the same objects for the plain cases and hands every other case to the Python code, which stays the
 specification:
 
-- op functions made by :func:`binary_op`, :func:`unary_op`, :func:`reduce_all_op` and :func:`reshape_op`
-  (``nf.add``, ``nf.exp``, ``nf.sum``, ``nf.reshape``...): float32 element-wise ops whose kernel has a direct
-  form on the active backend (``register_direct``), full sums (``register_direct_reduction``) and reshapes
-  that share the buffer (``register_shared_output``), while the direct path is open (no tape, profile, debug
+- op functions made by :func:`binary_op`, :func:`unary_op`, :func:`reduce_all_op`, :func:`reshape_op` and
+  :func:`product_op` (``nf.add``, ``nf.exp``, ``nf.sum``, ``nf.reshape``, ``nf.mat_mul``...): float32 element-wise
+  ops whose kernel has a direct form on the active backend (``register_direct``), full sums
+  (``register_direct_reduction``), reshapes that share the buffer (``register_shared_output``) and products of two
+  float32 matrices (``register_direct_product``), while the direct path is open (no tape, profile, debug
   mode or leak tracker);
 - ``Tensor.dispose`` and a closing scope's disposal: tensors of backends whose store frees as
   ``RefCountedStore`` does, no leak tracker, not strings;
@@ -40,7 +41,7 @@ except ImportError:  # built without a C compiler: the Python paths alone
     _dispatch = None
 
 _state: dict[str, Any] = {"python_dispose": None}
-_UNARY, _BINARY, _REDUCE_ALL, _RESHAPE = 1, 2, 3, 4  # the kinds of _dispatch.op
+_UNARY, _BINARY, _REDUCE_ALL, _RESHAPE, _PRODUCT = 1, 2, 3, 4, 5  # the kinds of _dispatch.op
 #: An op function: the decorators below keep its signature for type checkers.
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,7 +124,10 @@ def _op(kind: int, kernel: str) -> Callable[[F], F]:
         if _dispatch is None:
             return fn
         # the compiled op calls ``fn`` when its direct path does not apply: a camelCase keyword gets its hint there
-        return _dispatch.op(kind, kernel, with_keyword_hint(fn))  # type: ignore[no-any-return]
+        try:
+            return _dispatch.op(kind, kernel, with_keyword_hint(fn))  # type: ignore[no-any-return]
+        except ValueError:  # a module built before this kind of op existed: the Python op alone
+            return fn
 
     return wrap
 
@@ -152,6 +156,13 @@ def reshape_op(kernel: str) -> Callable[[F], F]:
     (``register_shared_output``), a plain call (a tensor and a list or tuple of ints) gives the buffer one
     more owner and makes the tensor in C; anything else goes to ``f``."""
     return _op(_RESHAPE, kernel)
+
+
+def product_op(kernel: str) -> Callable[[F], F]:
+    """Decorator of a matrix product ``f(a, b, transpose_a=False, transpose_b=False)``: a call ``f(a, b)`` on two
+    float32 matrices ``(m, k)`` and ``(k, n)`` tries the backend's product form first (``register_direct_product``;
+    on the cpu backend the route is decided once per shapes and flags), then ``f``."""
+    return _op(_PRODUCT, kernel)
 
 
 def is_op(obj: Any) -> bool:

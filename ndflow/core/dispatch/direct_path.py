@@ -1,4 +1,5 @@
-"""The engine's direct path: float32 element-wise kernels run through their registered float32 form.
+"""The engine's direct path: float32 element-wise kernels and matrix products run through their registered float32
+form.
 
 Ops call these after checking dtypes and shapes (``ndflow/ops/arithmetic.py``, ``unary.py``). Each falls back
 to ``run_kernel`` (or returns None, ``run_scalar_float``) whenever the fast path is closed (a gradient tape,
@@ -50,6 +51,18 @@ class DirectPath:
                 if data_id is not None:
                     return self._track_output(data_id, a.shape, "float32", backend)
         return self.run_kernel(name, (a, b), None)
+
+    def run_product_float(self, name: str, a: Tensor, b: Tensor) -> Tensor:
+        """Matrix product kernel ``name`` of float32 matrices ``(m, k)`` and ``(k, n)``, without transposes: its
+        product form (``register_direct_product``) where the direct path is open, else the kernel."""
+        fn = self._direct.get((name, "product"))  # type: ignore[call-overload]
+        if fn is not None and not a._disposed and not b._disposed:
+            backend = self._backend
+            if a._info.backend is backend and b._info.backend is backend:
+                data_id = backend.direct_binary(fn, a, b)
+                if data_id is not None:
+                    return self._track_output(data_id, (a.shape[0], b.shape[1]), "float32", backend)
+        return self.run_kernel(name, (a, b), {"transpose_a": False, "transpose_b": False})
 
     def run_scalar_float(self, name: str, a: Tensor, s: float) -> Tensor | None:
         """Kernel ``name`` on a float32 tensor and a Python number that float32 holds (finite; integers

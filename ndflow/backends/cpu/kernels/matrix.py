@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ....core import kernel_names as kn
+from ....core.kernel_registry import register_direct_product
 from ..backend import CPUBackend
 from ..native import parallel
+from ..plans.product import product
 from .common import Output, cpu_kernel, out, values_of
+
+_F32 = np.dtype(np.float32)
 
 
 @cpu_kernel(kn.BatchMatMul)
@@ -15,13 +19,19 @@ def batch_mat_mul(backend: CPUBackend, inputs: tuple, attrs: dict) -> Output:
     a, b = inputs
     va = values_of(backend, a)
     vb = values_of(backend, b)
-    if attrs.get("transpose_a"):
+    transpose_a, transpose_b = attrs.get("transpose_a"), attrs.get("transpose_b")
+    if transpose_a:
         va = np.swapaxes(va, -1, -2)
-    if attrs.get("transpose_b"):
+    if transpose_b:
         vb = np.swapaxes(vb, -1, -2)
-    if va.ndim == 2 and vb.ndim == 2 and va.dtype == np.float32 == vb.dtype:
+    if va.ndim == 2 and vb.ndim == 2 and va.dtype == _F32 == vb.dtype:
+        if not (transpose_a or transpose_b):
+            return out(backend, product(va, vb), a.dtype)  # parallel.matmul's route, decided once per shapes
         return out(backend, parallel.matmul(va, vb), a.dtype)  # large products over the cores
     return out(backend, np.matmul(va, vb), a.dtype)
+
+
+register_direct_product(kn.BatchMatMul, "cpu", product)  # compiled dispatch's nf.mat_mul(a, b)
 
 
 @cpu_kernel(kn.Diag)

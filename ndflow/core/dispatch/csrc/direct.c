@@ -1,4 +1,4 @@
-/* ndflow compiled dispatch: the direct path (float32 element-wise kernels) and Tensor.dispose. */
+/* ndflow compiled dispatch: the direct path (float32 element-wise kernels, matrix products) and Tensor.dispose. */
 #include "dispatch.h"
 
 /* ---- the direct path -------------------------------------------------------------------------------------- */
@@ -215,6 +215,61 @@ PyObject *direct_unary(PyObject *key, PyObject *x, int reduce_all)
     Py_DECREF(fn);
     Py_DECREF(backend);
     Py_DECREF(values);
+    Py_DECREF(shape);
+    Py_DECREF(size);
+    return out;
+}
+
+/* The two sizes of a matrix's shape (a 2-tuple of ints); 0 (no error) for any other shape. */
+static int matrix_dims(PyObject *shape, Py_ssize_t *rows, Py_ssize_t *cols)
+{
+    if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(shape, 0)) ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(shape, 1)))
+        return 0;
+    *rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0));
+    *cols = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 1));
+    if (*rows < 0 || *cols < 0 || (*cols > 0 && *rows > PY_SSIZE_T_MAX / *cols)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* The direct path of a matrix product of two float32 matrices, (m, k) @ (k, n) without transposes (``key`` is
+ * ``(kernel, "product")``, registered with register_direct_product); None where it does not apply. */
+PyObject *direct_product(PyObject *key, PyObject *a, PyObject *b)
+{
+    if (!is_tensor(a) || !is_tensor(b) || !is_float32(SLOT(a, T_dtype)) || !is_float32(SLOT(b, T_dtype)) ||
+        SLOT(b, T_disposed) != Py_False)
+        return NOT_HANDLED;
+    Py_ssize_t m, k, k_b, n;
+    if (!matrix_dims(SLOT(a, T_shape), &m, &k) || !matrix_dims(SLOT(b, T_shape), &k_b, &n) || k != k_b ||
+        (n > 0 && m > PY_SSIZE_T_MAX / n))
+        return NOT_HANDLED;
+    Layout *L;
+    PyObject *backend, *fn, *args[2];
+    if ((fn = open_kernel(key, a, &L, &backend)) == NULL)
+        return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    if (SLOT(SLOT(b, T_info), I_backend) != backend)
+        return NOT_HANDLED;
+    if ((args[0] = stored_values(L, a)) == NULL || (args[1] = stored_values(L, b)) == NULL)
+        return PyErr_Occurred() ? NULL : NOT_HANDLED;
+    PyObject *shape = Py_BuildValue("(nn)", m, n);
+    PyObject *size = PyLong_FromSsize_t(m * n);
+    if (shape == NULL || size == NULL) {
+        Py_XDECREF(shape);
+        Py_XDECREF(size);
+        return NULL;
+    }
+    Py_INCREF(fn); /* a kernel could re-register itself while it runs */
+    Py_INCREF(backend);
+    Py_INCREF(args[0]);
+    Py_INCREF(args[1]);
+    PyObject *out = keep_result(call_direct(L, fn, args, 2), shape, size, backend);
+    Py_DECREF(fn);
+    Py_DECREF(backend);
+    Py_DECREF(args[0]);
+    Py_DECREF(args[1]);
     Py_DECREF(shape);
     Py_DECREF(size);
     return out;

@@ -71,6 +71,7 @@ PyObject *float_output(PyObject *data_id, PyObject *shape, PyObject *size, PyObj
 PyObject *direct_binary(PyObject *kernel, PyObject *a, PyObject *b);
 PyObject *direct_unary(PyObject *key, PyObject *x, int reduce_all);
 PyObject *direct_reshape(PyObject *key, PyObject *x, PyObject *shape);
+PyObject *direct_product(PyObject *key, PyObject *a, PyObject *b);
 PyObject *tensor_dispose(PyObject *t, PyObject *unused);
 PyObject *dispose_method(PyObject *self, PyObject *unused); /* Tensor.dispose as a method descriptor */
 

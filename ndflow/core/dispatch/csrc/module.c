@@ -3,11 +3,12 @@
 
 /* ---- ops: an op function with the direct path in front (nf.add is one) ------------------------------------ */
 
-enum { OP_UNARY = 1, OP_BINARY = 2, OP_REDUCE_ALL = 3, OP_RESHAPE = 4 };
+enum { OP_UNARY = 1, OP_BINARY = 2, OP_REDUCE_ALL = 3, OP_RESHAPE = 4, OP_PRODUCT = 5 };
 
 typedef struct {
     PyObject_HEAD vectorcallfunc vectorcall;
-    int kind;           /* OP_*: f(x), f(a, b), f(x) reducing every axis, f(x, shape) sharing x's buffer */
+    int kind;           /* OP_*: f(x), f(a, b), f(x) reducing every axis, f(x, shape) sharing x's buffer, f(a, b)
+                           a matrix product */
     int nargs;          /* the positional arguments of the direct path's calls */
     PyObject *kernel;   /* the kernel's name */
     PyObject *key;      /* its key in the direct table: the name, or (name, "all") / (name, "shares") */
@@ -25,6 +26,9 @@ static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nar
             break;
         case OP_RESHAPE:
             t = direct_reshape(op->key, args[0], args[1]);
+            break;
+        case OP_PRODUCT:
+            t = direct_product(op->key, args[0], args[1]);
             break;
         default:
             t = direct_unary(op->key, args[0], op->kind == OP_REDUCE_ALL);
@@ -109,12 +113,14 @@ static PyObject *make_op(PyObject *self, PyObject *args)
     PyObject *kernel, *fallback;
     if (!PyArg_ParseTuple(args, "iUO:op", &kind, &kernel, &fallback))
         return NULL;
-    if (kind < OP_UNARY || kind > OP_RESHAPE) {
-        PyErr_SetString(PyExc_ValueError, "_dispatch.op: kind must be 1 (unary), 2 (binary), 3 (reduce all), 4 (reshape)");
+    if (kind < OP_UNARY || kind > OP_PRODUCT) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_dispatch.op: kind must be 1 (unary), 2 (binary), 3 (reduce all), 4 (reshape), 5 (product)");
         return NULL;
     }
     PyObject *key = kind == OP_REDUCE_ALL ? Py_BuildValue("(Os)", kernel, "all")
                     : kind == OP_RESHAPE  ? Py_BuildValue("(Os)", kernel, "shares")
+                    : kind == OP_PRODUCT  ? Py_BuildValue("(Os)", kernel, "product")
                                           : Py_NewRef(kernel);
     if (key == NULL)
         return NULL;
@@ -125,7 +131,7 @@ static PyObject *make_op(PyObject *self, PyObject *args)
     }
     op->vectorcall = op_vectorcall;
     op->kind = kind;
-    op->nargs = kind == OP_BINARY || kind == OP_RESHAPE ? 2 : 1;
+    op->nargs = kind == OP_BINARY || kind == OP_RESHAPE || kind == OP_PRODUCT ? 2 : 1;
     op->kernel = Py_NewRef(kernel);
     op->key = key;
     op->fallback = Py_NewRef(fallback);
@@ -206,7 +212,7 @@ static PyMethodDef module_methods[] = {
     {"forget_layouts", forget_layouts, METH_NOARGS, "Forget the cached store layouts (backends changed)."},
     {"op", make_op, METH_VARARGS,
      "op(kind, kernel, fallback): an op function with the direct path in front (kind 1 unary, 2 binary, 3 a "
-     "reduction over every axis, 4 a reshape sharing its input's buffer)."},
+     "reduction over every axis, 4 a reshape sharing its input's buffer, 5 a matrix product)."},
     {"run_kernel_method", run_kernel_method, METH_VARARGS,
      "run_kernel_method(Engine, python_run_kernel, BYTES_PER_ELEMENT): Engine.run_kernel as a method descriptor."},
     {"dispose_scope", (PyCFunction)(void (*)(void))py_dispose_scope, METH_FASTCALL,
