@@ -19,6 +19,7 @@ from ..naming import get_uid
 from ..utils import Shape, normalize_shape_list, shape_str, singleton_or_list, tidy, to_list
 from ..variables import LayerVariable, batch_set_value
 from .base import DisposeResult, Layer
+from .compiled_inference import release_compiled
 from .container_config import ContainerConfigMixin, deserialize_layer  # noqa: F401  (re-exported)
 from .executor import FeedDict, execute
 from .inputs import InputLayer
@@ -205,6 +206,8 @@ class Container(ContainerConfigMixin, Layer):
         self._ref_count = max(0, self._ref_count - count)
         freed = 0
         if self._ref_count == 0:
+            release_compiled(self)
+            release_compiled(getattr(self, "model", None))  # a Sequential's internal model
             for layer in self.layers:
                 freed += layer._release(self._node_count(layer)).num_disposed_variables
             for container in self.internal_container_refs:  # as TF.js: nested models are released fully

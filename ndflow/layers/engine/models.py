@@ -27,6 +27,7 @@ from ..naming import get_uid
 from ..serialization import register_class
 from ..utils import shape_str, singleton_or_list, to_list
 from .base import Layer
+from .compiled_inference import compiled_outputs, release_compiled
 from .container import Container, deserialize_layer
 from .executor import FeedDict, execute
 from .inputs import input as make_input
@@ -159,7 +160,8 @@ class LayersModel(TrainingApiMixin, Container, Resolved):
                     feeds = [
                         (s, slice_along_first_axis(x, start, end - start)) for s, x in zip(self.inputs, xs, strict=True)
                     ]
-                    return execute(self.outputs, FeedDict(feeds))
+                    compiled = compiled_outputs(self, [x for _, x in feeds])
+                    return compiled if compiled is not None else execute(self.outputs, FeedDict(feeds))
 
                 for i, out in enumerate(tidy(batch)):
                     outs[i].append(out)
@@ -360,6 +362,7 @@ class Sequential(LayersModel):
             self.inbound_nodes[0].output_shapes = [self.outputs[0].shape]
         self.layers.append(layer)
         self.built = False
+        release_compiled(self.model)
         self.model = None
 
     def pop(self) -> None:
@@ -378,6 +381,7 @@ class Sequential(LayersModel):
             self.inbound_nodes[0].output_tensors = self.outputs
             self.inbound_nodes[0].output_shapes = [self.outputs[0].shape]
         self.built = False
+        release_compiled(self.model)
         self.model = None
 
     def build(self, input_shape: Any = None) -> None:

@@ -45,6 +45,7 @@ from .callbacks import (
     dispose_tensors_in_logs,
     standardize_callbacks,
 )
+from .compiled_inference import compiled_outputs
 from .compiling import CompileMixin
 from .executor import FeedDict, execute
 from .pacing import SYNC, Pace, check_yield_every, run_sync
@@ -211,7 +212,9 @@ class TrainingMixin(CompileMixin):
         def test(data: list[Tensor]) -> list[Tensor]:
             def run() -> list[Tensor]:
                 inputs, targets = data[:n_in], data[n_in : n_in + n_out]
-                outputs = execute(self.outputs, FeedDict(list(zip(self.inputs, inputs, strict=True))))
+                outputs = compiled_outputs(self, inputs)
+                if outputs is None:
+                    outputs = execute(self.outputs, FeedDict(list(zip(self.inputs, inputs, strict=True))))
                 total = None
                 for i, loss_fn in enumerate(self.loss_functions):
                     loss = ops.mean(loss_fn(targets[i], outputs[i]))
