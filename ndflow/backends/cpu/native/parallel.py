@@ -16,13 +16,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ....core.flags import env
 from . import native_split
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 # Work below this many floating-point operations runs on the calling thread: waking a worker costs 75-85 us
 # (median, measured on a 2-core VM), which a product of 30 MFLOP (about 0.3 ms on one core) does not repay;
@@ -60,6 +62,8 @@ def threads() -> int:
 
 def _executor(workers: int) -> ThreadPoolExecutor:
     if _POOL["workers"] != workers:
+        from concurrent.futures import ThreadPoolExecutor  # here: not a cost of ``import ndflow``
+
         if _POOL["executor"] is not None:
             _POOL["executor"].shutdown(wait=True)
         _POOL["executor"] = ThreadPoolExecutor(workers, thread_name_prefix="ndflow-cpu")
@@ -93,20 +97,27 @@ def run_spans(fn: Callable[[int, int, int], None], n: int, parts: int, align: in
             f.result()
 
 
+def native_product_applies(m: int, k: int, n: int, parts: int) -> bool:
+    """Whether :func:`matmul` tries the C module's product for float32 ``(m, k) @ (k, n)`` on ``parts`` threads."""
+    return (parts > 1 and 2 * m * k * n >= native_split.MIN_FLOPS) or native_split.avx512_product(m, k)
+
+
+def splits_rows(m: int, k: int, n: int, parts: int) -> bool:
+    """Whether :func:`matmul` splits numpy's ``(m, k) @ (k, n)`` by rows over ``parts`` threads."""
+    return parts > 1 and 2 * m * k * n >= MIN_SPLIT_FLOPS and m >= 2 * 16
+
+
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``a @ b`` for a 2-D ``a`` and ``b``, split by rows of ``a`` over :func:`threads` when it is large enough."""
+    """``a @ b`` for a 2-D ``a`` and ``b``, split by rows of ``a`` over :func:`threads` when it is large enough
+    (``plans/product.py`` binds the same decisions once per shape)."""
     m, k = a.shape
     n = b.shape[1]
     parts = threads()
-    if (
-        a.dtype == np.float32
-        and b.dtype == np.float32
-        and ((parts > 1 and 2 * m * k * n >= native_split.MIN_FLOPS) or native_split.avx512_product(m, k))
-    ):
+    if a.dtype == np.float32 and b.dtype == np.float32 and native_product_applies(m, k, n, parts):
         target = np.empty((m, n), dtype=np.float32) if out is None else out
         if native_split.matmul_into(a, b, target, parts):
             return target
-    if parts == 1 or 2 * m * k * n < MIN_SPLIT_FLOPS or m < 2 * 16:
+    if not splits_rows(m, k, n, parts):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((m, n), dtype=np.result_type(a, b))

@@ -50,13 +50,11 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def bind(m: int, k: int, n: int) -> Product:
     """The call ``parallel.matmul`` makes for float32 ``(m, k) @ (k, n)`` under the flags as they are now."""
     parts = parallel.threads()
-    if (parts > 1 and 2 * m * k * n >= native_split.MIN_FLOPS) or native_split.avx512_product(m, k):
+    if parallel.native_product_applies(m, k, n, parts):
         split = native_split.product_split(m, k, n, parts)
         if split is not None and min(m, k, n) >= 1:
             return _native(m, k, n, split)
-    if parts == 1 or 2 * m * k * n < parallel.MIN_SPLIT_FLOPS or m < 2 * 16:
-        return np.matmul
-    return parallel.matmul
+    return parallel.matmul if parallel.splits_rows(m, k, n, parts) else np.matmul
 
 
 def _native(m: int, k: int, n: int, split: tuple[int, int, bool]) -> Product:
