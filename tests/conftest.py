@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# The compiled kernels load on the first call that uses them (not on a background thread), so that each test's
+# call takes the path it means to test; before ndflow is imported (nf.env().reset() re-reads NDFLOW_FLAGS).
+os.environ["NDFLOW_FLAGS"] = ",".join(f for f in (os.environ.get("NDFLOW_FLAGS"), "CPU_JIT_BACKGROUND=false") if f)
 
 # Shared test helpers (oracle_cases, grad_cases) are importable from every test directory.
 for _helpers in ("ops", "gradients"):

@@ -9,7 +9,6 @@ type that ndflow cannot run. ``execute``/``predict`` run plain graphs; ``execute
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import os
@@ -121,7 +120,12 @@ class GraphModel(Resolved):
                 "Cannot proceed with model loading because the IOHandler provided does not have the `load` "
                 "method implemented."
             )
-        artifacts = await load() if inspect.iscoroutinefunction(load) else await asyncio.to_thread(load)
+        if inspect.iscoroutinefunction(load):
+            artifacts = await load()
+        else:
+            import asyncio  # here: asyncio is tens of ms of the first load's imports
+
+            artifacts = await asyncio.to_thread(load)
         if is_pending(artifacts):
             artifacts = await artifacts
         if isinstance(artifacts, Mapping):

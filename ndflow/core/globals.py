@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
@@ -12,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from .backend import Backend
+from .coroutines import sleep as _sleep
 from .engine import ENGINE, Engine, Priority
 from .flags import env
 from .kernel_registry import get_kernels_for_backend, register_kernel
@@ -157,12 +157,12 @@ def remove_backend(name: str) -> None:
 async def ready() -> None:
     """Wait until the active backend is initialized."""
     ENGINE.backend  # noqa: B018 - initializes the best backend
-    await asyncio.sleep(0)
+    await _sleep(0)
 
 
 async def next_frame() -> None:
     """Yield to the event loop once (TF.js's ``tf.nextFrame``)."""
-    await asyncio.sleep(0)
+    await _sleep(0)
 
 
 def enable_debug_mode() -> None:

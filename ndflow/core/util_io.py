@@ -8,16 +8,15 @@ same response), so ported ``await`` lines keep working.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 import numpy as np
+
+from .coroutines import sleep as _sleep
 
 _TYPED_DTYPES = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.uint32))
 _STORAGE = {"float32": np.float32, "complex64": np.float32, "int32": np.int32, "bool": np.uint8}
@@ -133,7 +132,7 @@ async def repeated_try(
         delay = delay_fn(tries) if delay_fn is not None else 0
         if max_counter is not None and tries >= max_counter:
             raise TimeoutError(f"repeated_try: the check did not pass in {max_counter} tries")
-        await asyncio.sleep(max(float(delay), 0.0) / 1000.0)
+        await _sleep(max(float(delay), 0.0) / 1000.0)
 
 
 class FetchResponse:
@@ -175,6 +174,9 @@ def fetch(path: str, request_inits: Mapping[str, Any] | None = None) -> FetchRes
     body = inits.get("body")
     if isinstance(body, str):
         body = body.encode("utf-8")
+    import urllib.error  # here: urllib.request (with http, email and ssl) is tens of ms of ``import ndflow``
+    import urllib.request
+
     request = urllib.request.Request(
         path, data=body, headers=dict(inits.get("headers") or {}), method=inits.get("method")
     )

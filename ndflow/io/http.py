@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -74,11 +73,12 @@ def default_fetch(
     if not is_http_scheme(url):
         raise ValueError(f"refusing to fetch {url!r}: only http:// and https:// URLs are fetched")
     init = dict(request_init or {})
-    req = urllib.request.Request(
-        url, data=init.get("body"), headers=dict(init.get("headers") or {}), method=init.get("method", "GET")
-    )
+    # here, not at the top: urllib.request (with http, email and ssl) is tens of ms of loading a cached model
+    from urllib.request import Request, urlopen
+
+    req = Request(url, data=init.get("body"), headers=dict(init.get("headers") or {}), method=init.get("method", "GET"))
     try:
-        with urllib.request.urlopen(req, timeout=timeout or DEFAULT_TIMEOUT_S) as r:
+        with urlopen(req, timeout=timeout or DEFAULT_TIMEOUT_S) as r:
             if max_bytes is None:
                 return Response(r.status, r.read(), dict(r.headers.items()), url)
             length = str(r.headers.get("Content-Length") or "").strip()

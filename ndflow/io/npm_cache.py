@@ -21,7 +21,6 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -93,8 +92,11 @@ def _get(url: str, accept: str | None = None) -> Any:
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise NpmError(f"refusing to download {url!r}: only http:// and https:// URLs are fetched")
     headers = {"User-Agent": "ndflow", **({"Accept": accept} if accept else {})}
+    # here, not at the top: urllib.request (with http, email and ssl) is tens of ms of loading a cached model
+    from urllib.request import Request, urlopen
+
     try:
-        return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S)
+        return urlopen(Request(url, headers=headers), timeout=TIMEOUT_S)
     except urllib.error.HTTPError:
         raise
     except (urllib.error.URLError, OSError) as e:

@@ -21,7 +21,6 @@ integers scaled), which gives the same numbers as :class:`~ndflow.core.alea.Alea
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 import numpy as np
 
@@ -47,6 +46,8 @@ def js_number_string(value: float) -> str:
     if value == 0:
         return "0"  # -0 too
     sign = "-" if value < 0 else ""
+    from decimal import Decimal  # here: decimal is milliseconds of ``import ndflow``
+
     _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
     digits = "".join(map(str, digit_tuple))
     k = len(digits)

@@ -5,6 +5,9 @@ it when they run, so this module imports none of them: it is imported first, by 
 flag never loads numba, the C module or OpenBLAS.
 
 - ``CPU_JIT``: the compiled (numba) kernels (:mod:`.numba`); on where numba is installed.
+- ``CPU_JIT_BACKGROUND``: numba and the compiled kernels load (and compile, the first time) on a background
+  thread while the first calls run the numpy and C module paths (:mod:`.numba.warmup`). On by default; off, the
+  first kernel call waits for them (the tests' setting: each call takes the compiled path).
 - ``CPU_JIT_PARALLEL``: large compiled loops split between numba's threads. Off by default: on two cores the
   second thread pays off only on an idle machine; when another process holds a core, every parallel loop waits
   a scheduler time slice (milliseconds) for its late thread.
@@ -39,6 +42,12 @@ def _set_jit(value: object) -> None:
     from .numba import set_enabled
 
     set_enabled(value)
+
+
+def _set_jit_background(value: object) -> None:
+    from .numba import set_background
+
+    set_background(value)
 
 
 def _set_jit_parallel(value: object) -> None:
@@ -84,6 +93,7 @@ def _keep_memory(value: object) -> None:
 
 
 env().register_flag("CPU_JIT", _numba_available, _set_jit)
+env().register_flag("CPU_JIT_BACKGROUND", lambda: True, _set_jit_background)
 env().register_flag("CPU_JIT_PARALLEL", lambda: False, _set_jit_parallel)
 env().register_flag("CPU_CONV_PLANS", lambda: True, _set_conv_plans)
 env().register_flag("CPU_NATIVE_SPLIT", lambda: True)

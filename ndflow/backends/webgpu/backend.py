@@ -20,7 +20,6 @@ before anything is allocated or recorded; the kernel then runs the cpu kernel (`
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 import time
@@ -31,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...core.backend import Backend, RefCountedStore, new_data_id
+from ...core.coroutines import sleep as _sleep
 from ...core.dtypes import NUMPY_DTYPE
 from ...core.flags import env
 from .buffers import BufferPool
@@ -163,7 +163,7 @@ class WebGPUBackend(DeviceLimits, RefCountedStore, Backend):
         record = self.data[data_id]
         if record.values is None:
             staging, nbytes = self._start_read(record)
-            await asyncio.sleep(0)  # let other tasks run while the GPU works
+            await _sleep(0)  # let other tasks run while the GPU works
             await staging.map_async(self.wgpu.MapMode.READ)
             if record.values is None:  # a synchronous read may have finished first
                 record.values = self._finish_read(record, staging, nbytes)

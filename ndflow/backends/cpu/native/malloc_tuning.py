@@ -17,7 +17,6 @@ default thresholds (fixed, as any ``mallopt`` call leaves them).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from typing import Any
 
@@ -40,7 +39,7 @@ def _mallopt() -> Any:
         _state["fn"] = None
         if sys.platform.startswith("linux"):
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                libc = ctypes.CDLL(None)  # the process's own symbols: glibc's (find_library runs ldconfig)
                 fn = libc.mallopt
                 fn.argtypes, fn.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
                 if getattr(libc, "gnu_get_libc_version", None) is not None:

@@ -4,7 +4,9 @@ numba is an optional dependency (``pip install ndflow[fast]``). Without it, or w
 ``CPU_JIT`` off (``NDFLOW_FLAGS="CPU_JIT=false"`` or ``nf.env().set("CPU_JIT", False)``), every cpu
 kernel runs its numpy path. numba is imported lazily, on the first kernel call that can use it, so
 that ``import ndflow`` stays fast; compiled code is cached on disk (``cache=True``), so only the
-very first run on a machine pays compile time.
+very first run on a machine pays compile time. That first call does not wait for numba: the kernels load on a
+background thread while the numpy (and C module) paths serve the calls (:mod:`.warmup`, flag
+``CPU_JIT_BACKGROUND``).
 
 Threading: numba's parallel loops run on its ``workqueue`` layer (unless ``NUMBA_THREADING_LAYER``
 says otherwise). Its OpenMP layer spins its threads after each loop and fights OpenBLAS's threads
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 from types import ModuleType
 
 from ....core.flags import env
@@ -27,7 +28,7 @@ logger = logging.getLogger("ndflow")
 # Activation codes of the compiled epilogues (bias, then activation, applied where the output is written).
 ACTIVATION_CODES = {"linear": 0, "relu": 1, "relu6": 2, "leakyrelu": 3, "prelu": 4, "sigmoid": 5, "elu": 6}
 
-_state: dict[str, object] = {"enabled": None, "module": None, "failed": None}
+_state: dict[str, object] = {"enabled": None, "module": None, "failed": None, "background": None}
 
 
 def set_enabled(value: object) -> None:
@@ -74,29 +75,53 @@ def enabled() -> bool:
     return bool(on) and _state["failed"] is None
 
 
-def kernels() -> ModuleType | None:
-    """The compiled kernels module, or None when the numpy paths must run (JIT off or numba unusable).
+def background() -> bool:
+    """Whether the kernels load on a background thread while the first calls run their numpy paths (flag
+    ``CPU_JIT_BACKGROUND``; :mod:`.warmup`)."""
+    on = _state.get("background")
+    if on is None:
+        on = _state["background"] = env().get_bool("CPU_JIT_BACKGROUND")
+    return bool(on)
 
-    The first call imports numba (and the kernels module); a failure there is logged once and turns
-    the JIT off for the rest of the process.
+
+def set_background(value: object) -> None:
+    """Set hook of the flag ``CPU_JIT_BACKGROUND`` (registered in :mod:`..flags`)."""
+    _state["background"] = bool(value)
+
+
+def kernels() -> ModuleType | None:
+    """The compiled kernels module, or None when the numpy paths must run: JIT off, numba unusable, or (flag
+    ``CPU_JIT_BACKGROUND`` on) the kernels still loading on the background thread.
+
+    This is the one place that decides between the compiled kernels and the numpy paths. The first call starts
+    loading numba and the kernels (:func:`.warmup.ready`); a failure there is logged once and turns the JIT off for
+    the rest of the process.
     """
     module = _state["module"]
     if module is not None:
         return module if enabled() else None  # type: ignore[return-value]
     if not enabled():
         return None
-    try:
-        import numba
+    from . import warmup
 
-        if "NUMBA_THREADING_LAYER" not in os.environ:
-            numba.config.THREADING_LAYER = "workqueue"
-        from . import _kernels as module
+    try:
+        module = warmup.ready(background())
     except Exception as exc:  # numba present but unusable (e.g. a numpy it does not support)
         _state["failed"] = f"{type(exc).__name__}: {exc}"
         logger.warning("cpu backend: numba kernels unavailable, using numpy (%s)", _state["failed"])
         return None
-    _state["module"] = module
+    if module is not None:
+        _state["module"] = module
     return module
+
+
+def forget() -> None:
+    """Forget the loaded kernels and a load failure, as at the start of the process (for tests)."""
+    from . import warmup
+
+    warmup.reset()
+    _state["module"] = None
+    _state["failed"] = None
 
 
 def status() -> str:
