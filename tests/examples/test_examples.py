@@ -238,6 +238,8 @@ def test_example_runs_and_prints_what_it_promises(path: Path, outputs):
     proc = outputs[path.name]
     if proc.returncode == CANNOT_RUN_HERE:
         pytest.skip(f"{path.name} cannot run here: {proc.stderr.strip()}")
+    if proc.returncode != 0 and (m := re.search(r"pip install '?ndflow\[(\w+)\]", proc.stderr)):
+        pytest.skip(f"{path.name} needs the extra '{m.group(1)}', which is not installed here")
     if proc.returncode != 0 and "NpmUnreachableError" in proc.stderr:
         pytest.skip(f"{path.name} needs a model from npm, and the registry cannot be reached")
     assert proc.returncode == 0, f"{path.name} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
