@@ -24,8 +24,8 @@ TENSOR_PARAMETERS = frozenset({"x", "y", "a", "b", "input", "inputs", "tensor", 
 #: Op parameters that are options, not tensors (an ``Any`` there hands no tensor to the user untyped).
 OP_OPTIONS = frozenset({"pad", "reduction"})
 #: The model methods whose tensor arguments and results are checked.
-MODEL_METHODS = ("compile", "fit", "fit_dataset", "evaluate", "evaluate_dataset", "predict", "predict_on_batch",
-                 "train_on_batch", "execute", "save")  # fmt: skip
+MODEL_METHODS = ("compile", "fit", "fit_async", "fit_dataset", "evaluate", "evaluate_async", "evaluate_dataset",
+                 "predict", "predict_on_batch", "train_on_batch", "execute", "save")  # fmt: skip
 
 
 def _tool(name: str) -> Any:

@@ -134,8 +134,8 @@ class TrainingApiMixin(TrainingMixin):
     @tfjs_config("batch_size")
     async def fit_async(
         self,
-        x: Any = None,
-        y: Any = None,
+        x: ModelData = None,
+        y: ModelData = None,
         batch_size: int | Mapping[str, Any] | None = None,
         epochs: int = 1,
         verbose: int = 1,
@@ -199,13 +199,13 @@ class TrainingApiMixin(TrainingMixin):
     @tfjs_config("batch_size")
     async def evaluate_async(
         self,
-        x: Any,
-        y: Any,
+        x: ModelData,
+        y: ModelData,
         batch_size: int | Mapping[str, Any] | None = None,
         verbose: int = 0,
         steps: int | None = None,
         yield_every: str | float | None = None,
-    ) -> Any:
+    ) -> ModelOutput:
         """:meth:`evaluate` as a coroutine that gives the event loop a turn between batches (``yield_every`` as
         in :meth:`fit`). Same arguments and result as :meth:`evaluate`."""
         model, _ = self._training_target("evaluate_async")
@@ -313,7 +313,7 @@ class TrainingApiMixin(TrainingMixin):
         batches: int | Mapping[str, Any] | None = None,
         verbose: int = 0,
         yield_every: str | float | None = None,
-    ) -> Any:
+    ) -> ModelOutput:
         """:meth:`evaluate_dataset` as a coroutine (asynchronous sources awaited, turns for the event loop between
         batches). Same arguments and result as :meth:`evaluate_dataset`."""
         model, _ = self._training_target("evaluate_dataset_async")
