@@ -15,8 +15,9 @@ before it:
 
 from __future__ import annotations
 
-from .graph_model import GraphModel, ModelTensorInfo, load_graph_model, load_graph_model_async
+from .graph_model import GraphModel, ModelTensorInfo
 from .load.registry import op, register_op, supported_ops
+from .loading import load_graph_model, load_graph_model_async
 
 __all__ = [
     "GraphModel", "ModelTensorInfo", "load_graph_model", "load_graph_model_async", "op", "register_op", "supported_ops",

@@ -28,7 +28,8 @@ from .core import Activation, Dense, Dropout, Flatten, Reshape, activation, dens
 from .engine.base import DisposeResult, Layer
 from .engine.container import Container, deserialize_layer
 from .engine.inputs import InputLayer, input  # noqa: F401  (nf.layers.input; kept out of __all__: it would shadow the builtin)
-from .engine.models import Functional, LayersModel, Sequential, model, sequential
+from .engine.models import Functional, LayersModel, model
+from .engine.sequential import Sequential, sequential
 from .engine.topology import InputSpec, Node, SymbolicTensor
 from .factory import layer_factory
 from .factory_docs import FACTORY_DOCS

@@ -11,7 +11,8 @@ import numpy as np
 from gm_helpers import check_outputs, expected_inputs, fixture
 
 import ndflow as nf
-from ndflow.converter.graph_model import GraphModel, load_graph_model, load_graph_model_async
+from ndflow.converter.graph_model import GraphModel
+from ndflow.converter.loading import load_graph_model, load_graph_model_async
 from ndflow.core.awaitable import ResolvedList
 
 

@@ -354,7 +354,8 @@ def trace_model(
 
 def _nested(layer: Any) -> bool:
     """Whether ``layer`` is a functional or sequential model used as a layer (not a subclass with its own call)."""
-    from .models import LayersModel, Sequential
+    from .models import LayersModel
+    from .sequential import Sequential
 
     return type(layer) in (LayersModel, Sequential)
 
@@ -377,7 +378,7 @@ def _trace_nested(
 
 
 def _nested_sequential() -> type:
-    from .models import Sequential
+    from .sequential import Sequential
 
     return Sequential
 
