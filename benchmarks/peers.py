@@ -76,12 +76,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=20, help="timed rounds per thread count (20)")
     p.add_argument("--warmup", type=int, default=3, help="untimed calls of each runtime first (3)")
     p.add_argument("--models", type=_name_list, default=None, help="models, comma-separated (all in onnx/)")
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=50.0,
+        help="ms of sleep before each timed call, so the previous runtime's spinning threads stop first (50)",
+    )
+    p.add_argument(
+        "--prime", type=int, default=1, help="untimed calls of a runtime just before each of its timed calls (1)"
+    )
     p.add_argument("--busy", action="store_true", help="also time the largest thread count next to a busy core")
     p.add_argument("--write-doc", action="store_true", help="rewrite the peers table in docs/performance.md")
     p.add_argument("--note", default="", help="a line added under the table (how the machine was used)")
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error(f"--runs must be at least 1, got {args.runs}")
+    if args.prime < 0:
+        p.error(f"--prime must be at least 0, got {args.prime}")
+    if args.settle < 0:
+        p.error(f"--settle must be at least 0, got {args.settle}")
     if args.warmup < 0:
         p.error(f"--warmup must be at least 0, got {args.warmup}")
     return args
@@ -246,8 +259,13 @@ def write_doc(text: str, doc: Path = DOC) -> None:
 # ---------------------------------------------------------------------------------------------------- timing
 
 
-def time_round_robin(runners: dict[str, Any], inputs: list[np.ndarray], runs: int, warmup: int) -> dict[str, list]:
-    """Warm each runner up, then ``runs`` rounds of one timed call each (the order rotating every round)."""
+def time_round_robin(
+    runners: dict[str, Any], inputs: list[np.ndarray], runs: int, warmup: int, settle_ms: float = 0.0, prime: int = 0
+) -> dict[str, list]:
+    """Warm each runner up, then ``runs`` rounds of one timed call each (the order rotating every round). Before
+    each timed call: ``settle_ms`` of sleep, so that the previous runtime's threads stop spinning (onnxruntime's
+    spin-wait for about 40 ms after a run, holding a core the next runtime needs), then ``prime`` untimed calls of
+    the runtime about to be timed, so that its own threads are awake as in a stream of inferences."""
     for run in runners.values():
         for _ in range(warmup):
             run(inputs)
@@ -255,6 +273,10 @@ def time_round_robin(runners: dict[str, Any], inputs: list[np.ndarray], runs: in
     times: dict[str, list[float]] = {n: [] for n in names}
     for i in range(runs):
         for n in names[i % len(names) :] + names[: i % len(names)]:
+            if settle_ms > 0:
+                time.sleep(settle_ms / 1000)
+            for _ in range(prime):
+                runners[n](inputs)
             start = time.perf_counter()
             runners[n](inputs)
             times[n].append((time.perf_counter() - start) * 1000)
@@ -284,9 +306,9 @@ def measure_model(name: str, peers_dir: Path, args: argparse.Namespace, precisio
                 result.error, _ = match_outputs(nd(inputs), ort_run(inputs), nd.output_names, ort_names)
             if busy:
                 with BusyCore():
-                    times = time_round_robin(runners, inputs, args.runs, args.warmup)
+                    times = time_round_robin(runners, inputs, args.runs, args.warmup, args.settle, args.prime)
             else:
-                times = time_round_robin(runners, inputs, args.runs, args.warmup)
+                times = time_round_robin(runners, inputs, args.runs, args.warmup, args.settle, args.prime)
             for runtime, values in times.items():
                 result.times[runtime, t, busy] = values
             del runners, ort_run
@@ -340,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     if args.write_doc:
         cmd = f"python benchmarks/peers.py PEERS_DIR --threads {','.join(map(str, args.threads))} --runs {args.runs}"
-        cmd += f" --warmup {args.warmup}" + (" --busy" if args.busy else "")
+        cmd += f" --warmup {args.warmup} --settle {args.settle:g} --prime {args.prime}"
+        cmd += " --busy" if args.busy else ""
         parts = [f"Machine: {machine}; {versions}; {load()} at the end. {caps}.", f"Command: `{cmd}`.", tables]
         parts += ["\n".join(f"- {line}" for line in lines)]
         parts += [args.note] if args.note else []

@@ -79,6 +79,17 @@ class Backend:
         takes ``Program.run``'s arguments), or None where the backend has none (the default)."""
         return None
 
+    def mark_constant(self, data_id: int) -> None:
+        """The values of ``data_id`` are a model's weights, which no kernel writes: a backend may keep what it derives
+        from them between calls (the cpu backend marks the array read-only and keeps the products' packed copies of
+        it). The default does nothing."""
+
+    def hold_workers(self) -> Callable[[], None] | None:
+        """A run of many kernels (a graph model's program) starts: a backend with its own worker threads keeps them
+        awake until the returned function is called at the run's end (the cpu backend's native pool). None (the
+        default): nothing to release."""
+        return None
+
     def memory(self) -> dict[str, Any]:
         """Backend-specific memory fields, merged into ``nf.memory()``."""
         return {"unreliable": False, "reasons": []}

@@ -159,6 +159,23 @@ class CPUBackend(RefCountedStore, Backend):
     def read_sync(self, data_id: int) -> np.ndarray:
         return self.data[data_id].values
 
+    def mark_constant(self, data_id: int) -> None:
+        """Marks the array read-only (kernels write only into arrays they made) and registers its memory with the C
+        module, which then keeps the packed copy of it for the products that read it (``native/csrc/pack_cache.c``)
+        until the array is freed."""
+        record = self.data.get(data_id)
+        if record is not None and isinstance(record.values, np.ndarray):
+            from .native import native_split
+
+            record.values.flags.writeable = False
+            native_split.keep_constant(record.values)
+
+    def hold_workers(self) -> Any:
+        """Keeps the native pool's workers spinning through a model's run (``native_split.hold``)."""
+        from .native import native_split, parallel
+
+        return native_split.hold(parallel.threads())
+
     def memory(self) -> dict[str, Any]:
         return {"unreliable": False, "reasons": []}
 

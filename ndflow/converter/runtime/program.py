@@ -94,7 +94,10 @@ class Program:
         base: list[list[Tensor | None] | None] = [None] * len(slots)
         for name, index in slots.items():
             if name in weights:
-                base[index] = [weights[name]]
+                weight = weights[name]
+                base[index] = [weight]
+                if not weight.is_disposed:
+                    weight._info.backend.mark_constant(weight.data_id)
         self.base = base
         self.names = {index: name for name, index in slots.items()}
         constant = {index for index, entry in enumerate(base) if entry is not None}
@@ -143,6 +146,7 @@ class Program:
         """Run the steps on ``feeds`` ((node, output index) -> Tensor); the tensors of ``outputs`` (node,
         index), never aliasing an input or weight (those are cloned)."""
         vals = self._values(feeds)
+        release = ENGINE.backend.hold_workers()
         scope = ENGINE.start_scope("GraphModel.execute")
         results: list[Tensor] = []
         try:
@@ -156,6 +160,9 @@ class Program:
         except BaseException:
             ENGINE.end_scope(None)
             raise
+        finally:
+            if release is not None:
+                release()
         ENGINE.end_scope(results)
         return results
 
@@ -169,12 +176,16 @@ class Program:
         """Run the steps on ``feeds``; every output of each node of ``exports`` (not freed by the plan),
         by node name, as the executor's tensor map holds them."""
         vals = self._values(feeds)
+        release = ENGINE.backend.hold_workers()
         scope = ENGINE.start_scope("GraphModel.execute_async")
         try:
             vals = self._run_steps(feeds, vals, scope.track, ctx, keep_ids)
         except BaseException:
             ENGINE.end_scope(None)
             raise
+        finally:
+            if release is not None:
+                release()
         slots = self.slots
         found = {name: vals[slots[name]] for name in exports}
         ENGINE.end_scope([t for entry in found.values() if entry for t in entry if t is not None])

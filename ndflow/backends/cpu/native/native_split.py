@@ -20,6 +20,7 @@ Products under ``MIN_FLOPS`` run unsplit, as before.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -256,6 +257,55 @@ def avx512_enabled() -> bool:
     """Whether the C module's AVX-512 kernels may run now: the module built, a CPU with AVX-512F, and flags
     ``CPU_AVX512`` and ``CPU_NATIVE_SPLIT`` on (what the processor-dependent tests ask before expecting them)."""
     return _avx512_address(lambda module: module.dw_address(3)) != 0
+
+
+def hold(threads: int) -> Callable[[], None] | None:
+    """Keep the workers for ``threads`` threads awake (spinning, yielding to other work) from now until the returned
+    function is called: a model's run, whose kernels split one after another (a sleeping worker takes 75 us or more
+    to wake). None, with nothing held, for one thread or where the workers are not available."""
+    if threads < 2:
+        return None
+    module = _state["module"] if _state["tried"] else _load()
+    if module is None or not env().get("CPU_NATIVE_SPLIT"):
+        return None
+    module.hold(1, threads)
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            module.hold(-1, threads)
+
+    return release
+
+
+_KEPT: dict[int, Any] = {}  # id(array) -> the weakref.finalize that forgets its region
+
+
+def keep_constant(array: np.ndarray) -> bool:
+    """Register ``array``'s memory as values no kernel writes (a model's weights): the products whose right matrix
+    lies in it keep their packed copy between calls (``csrc/pack_cache.c``), until the array is freed (a finalizer
+    forgets the region first). False where the module is not loaded or the array is not a C-contiguous float32 one."""
+    module = _state["module"] if _state["tried"] else _load()
+    if module is None or array.dtype != np.float32 or not array.flags.c_contiguous or array.size == 0:
+        return False
+    held = _KEPT.get(id(array))
+    if held is not None and held.alive:
+        return True
+    import weakref  # here: not a cost of ``import ndflow``
+
+    address, size = array.ctypes.data, array.nbytes
+    if not module.keep(address, size):
+        return False
+
+    def forget() -> None:
+        _KEPT.pop(key, None)
+        module.forget(address, size)
+
+    key = id(array)
+    _KEPT[key] = weakref.finalize(array, forget)
+    return True
 
 
 def available() -> bool:

@@ -8,7 +8,9 @@
 #include "dw_avx512.h"
 #include "gemm_avx512.h"
 #include "gemm_pool.h"
+#include "pack_cache.h"
 #include "pool_avx512.h"
+#include "rnn_seq.h"
 
 /* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
 enum { A_, B_, OUT_, BIAS_, ADD_, SLOPES_, N_ARRAYS };
@@ -69,11 +71,19 @@ static Job *job_or_error(void)
 
 /* A product job's right matrix, output, epilogue and chunks, from the arrays taken. */
 static void set_product_from(Job *job, const Arrays *arrays, int64_t m, int64_t k, int64_t n, int act, float alpha,
-                             int64_t chunk, int by_cols)
+                             int64_t chunk, int by_cols, const float *prepacked)
 {
     set_product(job, arrays->view[B_].buf, arrays->view[OUT_].buf,
                 arrays->held[BIAS_] ? arrays->view[BIAS_].buf : NULL, arrays->held[ADD_] ? arrays->view[ADD_].buf : NULL,
-                arrays->held[SLOPES_] ? arrays->view[SLOPES_].buf : NULL, m, k, n, act, alpha, chunk, by_cols);
+                arrays->held[SLOPES_] ? arrays->view[SLOPES_].buf : NULL, m, k, n, act, alpha, chunk, by_cols,
+                prepacked);
+}
+
+/* The kept packed copy of the right matrix (pack_cache.c) where the product packs it and its memory is a kept
+ * region; NULL otherwise. Released by the caller after the job (pack_cache_release). */
+static const float *kept_pack(const Arrays *arrays, int64_t m, int64_t k, int64_t n, int by_cols)
+{
+    return product_packs(m, k, by_cols) ? pack_cache_get(arrays->view[B_].buf, k, n) : NULL;
 }
 
 static PyObject *gemm_configure(PyObject *self, PyObject *args)
@@ -134,8 +144,10 @@ static PyObject *gemm_matmul(PyObject *self, PyObject *args)
         return NULL;
     }
     job->a = arrays.view[A_].buf;
-    set_product_from(job, &arrays, m, k, n, act, alpha, chunk, by_cols);
+    const float *packed = kept_pack(&arrays, m, k, n, by_cols);
+    set_product_from(job, &arrays, m, k, n, act, alpha, chunk, by_cols, packed);
     int out_of_memory = dispatch(job, threads);
+    pack_cache_release(packed);
     release_arrays(&arrays);
     if (out_of_memory)
         return PyErr_NoMemory();
@@ -204,8 +216,10 @@ static PyObject *gemm_product(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     job->a = arrays.view[A_].buf;
-    set_product_from(job, &arrays, m, k, n, (int)act, (float)alpha, chunk, by_cols);
+    const float *packed = kept_pack(&arrays, m, k, n, by_cols);
+    set_product_from(job, &arrays, m, k, n, (int)act, (float)alpha, chunk, by_cols, packed);
     int out_of_memory = dispatch(job, (int)threads);
+    pack_cache_release(packed);
     release_arrays(&arrays);
     if (out_of_memory)
         return PyErr_NoMemory();
@@ -312,8 +326,10 @@ static PyObject *gemm_conv(PyObject *self, PyObject *args)
         return NULL;
     }
     job->cols = (cols_fn)(uintptr_t)address;
-    set_product_from(job, &arrays, m, k, n, act, alpha, chunk, 0);
+    const float *packed = kept_pack(&arrays, m, k, n, 0);
+    set_product_from(job, &arrays, m, k, n, act, alpha, chunk, 0, packed);
     int out_of_memory = dispatch(job, threads);
+    pack_cache_release(packed);
     release_views(views, held);
     release_arrays(&arrays);
     if (out_of_memory)
@@ -359,6 +375,64 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
 
 static PyObject *gemm_workers(PyObject *self, PyObject *noargs) { return PyLong_FromLong(n_workers); }
 
+/* packs(clear=False): (entries, bytes, regions) of the kept packed weights (pack_cache.c), after dropping the
+ * copies not in use when ``clear`` */
+static PyObject *gemm_packs(PyObject *self, PyObject *args)
+{
+    int clear = 0;
+    if (!PyArg_ParseTuple(args, "|p", &clear))
+        return NULL;
+    if (clear)
+        pack_cache_clear();
+    int64_t count, bytes, kept;
+    pack_cache_stats(&count, &bytes, &kept);
+    return Py_BuildValue("(LLL)", (long long)count, (long long)bytes, (long long)kept);
+}
+
+/* keep(address, bytes) / forget(address, bytes): memory that no kernel writes (a model's weights) whose products
+ * keep their packed right matrices; forget before the memory is freed */
+static PyObject *gemm_keep(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    long long bytes;
+    if (!PyArg_ParseTuple(args, "KL", &address, &bytes))
+        return NULL;
+    if (address == 0 || bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.keep: an address and a size of at least 0");
+        return NULL;
+    }
+    return PyBool_FromLong(pack_cache_keep((const void *)(uintptr_t)address, bytes) == 0);
+}
+
+static PyObject *gemm_forget(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    long long bytes;
+    if (!PyArg_ParseTuple(args, "KL", &address, &bytes))
+        return NULL;
+    pack_cache_forget((const void *)(uintptr_t)address, bytes);
+    Py_RETURN_NONE;
+}
+
+/* hold(delta, threads): a run of many kernels starts (1: the workers for ``threads`` started and kept awake) or
+ * ends (-1); the number of holds now */
+static PyObject *gemm_hold(PyObject *self, PyObject *args)
+{
+    int delta, threads;
+    if (!PyArg_ParseTuple(args, "ii", &delta, &threads))
+        return NULL;
+    if (delta != 1 && delta != -1) {
+        PyErr_SetString(PyExc_ValueError, "hold: delta must be 1 or -1");
+        return NULL;
+    }
+    int held = pool_hold(delta, threads);
+    if (held < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "hold: could not start the worker threads");
+        return NULL;
+    }
+    return PyLong_FromLong(held);
+}
+
 static PyObject *gemm_avx512_k_max(PyObject *self, PyObject *noargs) { return PyLong_FromLongLong(avx512_k_max); }
 
 /* dw_address(size): the address of dw_avx512.c's row function of size x size filters (3 or 5) for run_rows (0
@@ -397,6 +471,15 @@ static PyMethodDef methods[] = {
     {"conv", gemm_conv, METH_VARARGS,
      "conv(cols_address, arrays, ints, b, out, bias, add, act, threads, chunk_rows, alpha=0, slopes=None): "
      "im2col per chunk, then out = act(cols @ b + bias + add)"},
+    {"hold", gemm_hold, METH_VARARGS,
+     "hold(delta, threads): 1 when a run of many kernels starts (workers kept spinning), -1 when it ends"},
+    {"packs", gemm_packs, METH_VARARGS,
+     "packs(clear=False): (entries, bytes, regions) of the packed weights kept between calls"},
+    {"keep", gemm_keep, METH_VARARGS, "keep(address, bytes): memory no kernel writes; its products keep their packs"},
+    {"forget", gemm_forget, METH_VARARGS, "forget(address, bytes): drop a kept region and its packs"},
+    {"rnn_sequence", gemm_rnn_sequence, METH_VARARGS,
+     "rnn_sequence(kind, B, T, U, p, rk, rb, h, c, out, act, ract, backwards, seq, threads): an LSTM's or GRU's time "
+     "loop (rnn_seq.h)"},
     {"workers", gemm_workers, METH_NOARGS, "workers(): native worker threads started so far"},
     {NULL, NULL, 0, NULL},
 };

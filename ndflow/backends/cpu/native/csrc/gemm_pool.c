@@ -62,7 +62,8 @@ int sgemm_ilp64 = 1;
 static void release(Job *job)
 {
     if (atomic_fetch_sub(&job->refs, 1) == 1) {
-        free(job->bpack);
+        if (!job->shared_pack)
+            free(job->bpack);
         PyMem_RawFree(job);
     }
 }
@@ -72,6 +73,11 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static Job *volatile current = NULL;
 static atomic_long generation = 0;
 static atomic_int sleepers = 0;
+/* Callers inside a run of many kernels (a model's program: pool_hold): while any hold, idle workers spin (yielding
+ * the core to anything else runnable) instead of sleeping, so each kernel's split starts at once. Waking a sleeping
+ * worker costs 75-85 us on a 2-core VM, more after a pause: a model's run after 1-20 ms of idleness took 1.7x as
+ * long on two threads when its workers slept between kernels. */
+static atomic_int holders = 0;
 int n_workers = 0;
 
 /* Rows [r0, r0 + rows) and columns [c0, c0 + cols) of the product, the left matrix's rows read from ``a``
@@ -265,6 +271,37 @@ static void work(Job *job)
     }
 }
 
+/* The CPU the caller of the last job or hold ran on (-1: unknown). A worker woken by the caller is often placed on
+ * the caller's CPU (the scheduler's wake-affine choice) while the other cores idle; there it only takes turns with
+ * the caller, and the kernel may leave it there for milliseconds: a two-thread model run then took its one-thread
+ * time (measured: a third of the runs after 20-50 ms of idleness on a 2-core VM). */
+static atomic_int caller_cpu = -1;
+
+static void note_caller_cpu(void)
+{
+#ifdef __linux__
+    atomic_store(&caller_cpu, sched_getcpu());
+#endif
+}
+
+/* A worker on the caller's CPU moves to another one it may run on (its affinity narrowed for the move, then given
+ * back: the scheduler leaves it where it is). */
+static void leave_caller_cpu(void)
+{
+#ifdef __linux__
+    int me = sched_getcpu(), caller = atomic_load(&caller_cpu);
+    if (me < 0 || me != caller)
+        return;
+    cpu_set_t allowed, others;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2 || !CPU_ISSET(me, &allowed))
+        return;
+    others = allowed;
+    CPU_CLR(me, &others);
+    if (sched_setaffinity(0, sizeof others, &others) == 0)
+        sched_setaffinity(0, sizeof allowed, &allowed);
+#endif
+}
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -284,13 +321,17 @@ static void *worker(void *arg)
             CPU_RELAX();
             if (++spins % 64 == 0) {
                 sched_yield();
-                if (now_ns() - idle_since > spin_ns) {
+                leave_caller_cpu();
+                if (atomic_load(&holders) > 0) {
+                    idle_since = now_ns(); /* held: spin on; the spin limit counts from the hold's end */
+                } else if (now_ns() - idle_since > spin_ns) {
                     pthread_mutex_lock(&lock);
                     atomic_fetch_add(&sleepers, 1);
-                    while (atomic_load(&generation) == seen)
+                    while (atomic_load(&generation) == seen && atomic_load(&holders) == 0)
                         pthread_cond_wait(&wake, &lock);
                     atomic_fetch_sub(&sleepers, 1);
                     pthread_mutex_unlock(&lock);
+                    idle_since = now_ns();
                 }
             }
         }
@@ -301,6 +342,7 @@ static void *worker(void *arg)
             atomic_fetch_add(&job->refs, 1);
         pthread_mutex_unlock(&lock);
         if (job) {
+            leave_caller_cpu();
             work(job); /* touches the arrays only in the chunks it claims, which the caller waits for */
             release(job);
         }
@@ -315,6 +357,7 @@ static void after_fork_in_child(void)
     pthread_cond_init(&wake, NULL);
     current = NULL;
     atomic_store(&sleepers, 0);
+    atomic_store(&holders, 0);
     n_workers = 0;
 }
 
@@ -336,9 +379,28 @@ static int start_workers(int wanted)
     return 0;
 }
 
+int pool_hold(int delta, int threads)
+{
+    int held = atomic_fetch_add(&holders, delta) + delta;
+    if (delta > 0 && threads > 1) {
+        note_caller_cpu();
+        pthread_mutex_lock(&lock);
+        int failed = start_workers(threads - 1);
+        if (atomic_load(&sleepers) > 0)
+            pthread_cond_broadcast(&wake); /* they spin from now on: the run's first split finds them awake */
+        pthread_mutex_unlock(&lock);
+        if (failed) {
+            atomic_fetch_sub(&holders, 1);
+            return -1;
+        }
+    }
+    return held;
+}
+
 /* The product of one job on the caller and the workers; returns when every chunk is done. */
 static void run_job(Job *job)
 {
+    note_caller_cpu();
     pthread_mutex_lock(&lock);
     current = job;
     atomic_fetch_add(&generation, 1);
@@ -399,12 +461,19 @@ Job *new_job(void)
 
 void free_job(Job *job)
 {
-    free(job->bpack);
+    if (!job->shared_pack)
+        free(job->bpack);
     PyMem_RawFree(job);
 }
 
+int product_packs(int64_t m, int64_t k, int by_cols)
+{
+    return m >= AVX512_PACK_MIN_ROWS && k > 0 && k <= avx512_k_max && !by_cols;
+}
+
 void set_product(Job *job, const float *b, float *out, const float *bias, const float *add, const float *slopes,
-                 int64_t m, int64_t k, int64_t n, int act, float alpha, int64_t chunk, int by_cols)
+                 int64_t m, int64_t k, int64_t n, int act, float alpha, int64_t chunk, int by_cols,
+                 const float *prepacked)
 {
     job->b = b;
     job->out = out;
@@ -426,7 +495,10 @@ void set_product(Job *job, const float *b, float *out, const float *bias, const 
             job->direct = 1; /* by rows or by columns */
         else if (by_cols)
             job->own_cols = 1;
-        else
+        else if (prepacked != NULL) {
+            job->bpack = (float *)prepacked;
+            job->shared_pack = 1;
+        } else
             job->bpack = avx512_pack(job->b, k, n);
     }
 }

@@ -25,6 +25,7 @@ typedef struct {
     int64_t m, k, n, chunk;
     int by_cols;           /* a product's chunks are columns of ``chunk`` (else rows) */
     float *bpack;          /* the right matrix packed for avx512_gemm_rows, or NULL: cblas_sgemm */
+    int shared_pack;       /* bpack belongs to the pack cache (pack_cache.c), not to the job */
     int own_cols;          /* a column split on the AVX-512 kernel, each chunk packing its own columns */
     int direct;            /* few rows on the AVX-512 kernel, reading the right matrix unpacked */
     int act;
@@ -49,9 +50,17 @@ int pool_init(void);
 Job *new_job(void);
 void free_job(Job *job);
 /* A product job: out = act(a @ b + bias + add), in chunks of ``chunk`` rows (or columns, ``by_cols``); the
- * caller sets ``a`` (or ``cols`` for a convolution job). */
+ * caller sets ``a`` (or ``cols`` for a convolution job). ``prepacked``: ``b`` already in avx512_pack's layout (kept
+ * by the caller until the job is done), or NULL. */
 void set_product(Job *job, const float *b, float *out, const float *bias, const float *add, const float *slopes,
-                 int64_t m, int64_t k, int64_t n, int act, float alpha, int64_t chunk, int by_cols);
+                 int64_t m, int64_t k, int64_t n, int act, float alpha, int64_t chunk, int by_cols,
+                 const float *prepacked);
+/* Whether a product of this shape on ``by_cols`` chunks runs the AVX-512 kernel on a packed right matrix. */
+int product_packs(int64_t m, int64_t k, int by_cols);
+/* A run of many kernels starts (``delta`` 1, its workers started for ``threads`` and woken) or ends (-1): while
+ * any run holds the pool, idle workers spin instead of sleeping. The holds now, or -1 when a thread could not be
+ * started. */
+int pool_hold(int delta, int threads);
 /* Run a built job on ``threads`` threads, the GIL released; frees it. Whether a thread lacked memory. */
 int dispatch(Job *job, int threads);
 
