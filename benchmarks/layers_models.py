@@ -13,14 +13,20 @@ Each round runs every case ``--runs`` times with the flag ``LAYERS_COMPILE`` off
 interleaved; a figure is the median over rounds of each round's median. The call that traces the graph (the
 second with the same weights: trace, optimization, planning and the run) is timed apart. The compiled path is
 the graph model's optimizer and program, so the ``compiled`` column is what the same graph runs at as a graph
-model. Prints a Markdown table.
+model. TF.js 4.22's wasm backend (the oracle in Node, ``../shared/oracle/run_model.js``: the MobileNetV2 saved in
+TF.js's format, the upscaler's own files) is timed once per round between ndflow's, with the same input shape; skipped
+without Node (``--no-tfjs``). Prints a Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +39,22 @@ from machine import describe  # noqa: E402
 import ndflow as nf  # noqa: E402
 
 UPSCALER = Path.home() / ".cache/ndflow/npm/@upscalerjs/default-model/1.0.0/models/model.json"
+ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracle" / "run_model.js"
+
+
+def tfjs_wasm_ms(model_json: Path, shape: tuple[int, ...], runs: int) -> float | None:
+    """TF.js 4.22's wasm backend on the saved layers model (the oracle in Node: ``loadLayersModel``, seeded input
+    of ``shape``, 3 warm-up calls, the median of ``runs``); None where Node or the oracle is missing or it fails."""
+    if shutil.which("node") is None or not ORACLE.exists():
+        return None
+    cmd = ["node", str(ORACLE), str(model_json), "--backends", "wasm", "--warmup", "3", "--runs", str(runs),
+           "--shape", ",".join(map(str, shape))]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        print(f"TF.js wasm failed on {model_json}: {(proc.stderr.strip().splitlines() or ['?'])[-1][:200]}")
+        return None
+    return next((r["median_ms"] for r in json.loads(lines[0][len("RESULT ") :]) if r["backend"] == "wasm"), None)
 
 
 def _divisible(v: float, divisor: int = 8) -> int:
@@ -109,20 +131,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--no-tfjs", action="store_true", help="skip TF.js's wasm backend (Node)")
     args = parser.parse_args()
-    cases: list[tuple[str, nf.LayersModel, nf.Tensor]] = []
+    cases: list[tuple[str, nf.LayersModel, nf.Tensor, Path | None]] = []
     rng = np.random.RandomState(1)
+    saved = Path(tempfile.mkdtemp(prefix="ndflow-layers-bench-"))
     mobilenet = mobilenet_v2()
-    cases.append(("mobilenetv2 224", mobilenet, nf.tensor(rng.rand(1, 224, 224, 3).astype("float32"))))
+    mobilenet.save(f"file://{saved}")
+    cases.append(("mobilenetv2 224", mobilenet, nf.tensor(rng.rand(1, 224, 224, 3).astype("float32")),
+                  saved / "model.json"))  # fmt: skip
     if UPSCALER.exists():
         upscaler = nf.load_layers_model(str(UPSCALER))
         for size in (64, 128):
-            cases.append((f"upscaler {size}", upscaler, nf.tensor(rng.rand(1, size, size, 3).astype("float32"))))
+            x = nf.tensor(rng.rand(1, size, size, 3).astype("float32"))
+            cases.append((f"upscaler {size}", upscaler, x, UPSCALER))
     else:
         print(f"upscaler skipped: {UPSCALER} is not in the cache (nf.io fetch npm://@upscalerjs/default-model)")
     first: dict[str, float] = {}
     diffs: dict[str, float] = {}
-    for name, model, x in cases:
+    for name, model, x, _ in cases:
         nf.env().set("LAYERS_COMPILE", False)
         eager = model.predict(x)
         _time(model, x, 1)
@@ -134,18 +161,27 @@ def main() -> None:
         a, b = eager.numpy(), compiled.numpy()
         diffs[name] = float(np.abs(a - b).max() / max(1e-12, np.abs(a).max()))
         nf.dispose([eager, compiled])
-    results: dict[str, dict[str, list[float]]] = {name: {"eager": [], "compiled": []} for name, _, _ in cases}
+    modes = ("eager", "compiled", "wasm")
+    results: dict[str, dict[str, list[float]]] = {name: {m: [] for m in modes} for name, _, _, _ in cases}
     for _ in range(args.rounds):
-        for name, model, x in cases:
+        for name, model, x, path in cases:
             for mode, flag in (("eager", False), ("compiled", True)):
                 nf.env().set("LAYERS_COMPILE", flag)
                 results[name][mode].append(_time(model, x, args.runs))
+            wasm = None if args.no_tfjs or path is None else tfjs_wasm_ms(path, tuple(x.shape), args.runs)
+            if wasm is not None:
+                results[name]["wasm"].append(wasm)
+    shutil.rmtree(saved, ignore_errors=True)
     print(f"Machine: {describe()}")
-    print("| model | eager ms | compiled ms | eager / compiled | tracing call ms | max rel. diff |")
-    print("|---|---|---|---|---|---|")
-    for name, _, _ in cases:
-        e, c = statistics.median(results[name]["eager"]), statistics.median(results[name]["compiled"])
-        print(f"| {name} | {e:.1f} | {c:.1f} | {e / c:.2f} | {first[name]:.0f} | {diffs[name]:.1e} |")
+    print("| model | eager ms | compiled ms | eager / compiled | TF.js wasm ms | compiled / wasm | tracing call ms | "
+          "max rel. diff |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for name, _, _, _ in cases:
+        r = results[name]
+        e, c = statistics.median(r["eager"]), statistics.median(r["compiled"])
+        w = statistics.median(r["wasm"]) if r["wasm"] else None
+        wasm_cells = f"{w:.1f} | {c / w:.2f}" if w else "- | -"
+        print(f"| {name} | {e:.1f} | {c:.1f} | {e / c:.2f} | {wasm_cells} | {first[name]:.0f} | {diffs[name]:.1e} |")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Kernels ndflow adds to TF.js's: written by the converter's graph passes (ndflow/converter/passes/abs_prelu.py,
-# hard_swish.py), run by backends that register them.
-NDFLOW_KERNELS = ["_NdflowAbsPrelu", "_NdflowHardSwish"]
+# hard_swish.py), or called by the layers (a recurrent layer's whole time loop at inference: layers/rnn_fused.py),
+# run by backends that register them.
+NDFLOW_KERNELS = ["_NdflowAbsPrelu", "_NdflowHardSwish", "_NdflowRNNSequence"]
 
 
 def main() -> None:

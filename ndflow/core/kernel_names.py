@@ -193,3 +193,4 @@ ZerosLike = "ZerosLike"
 # ndflow's own kernels
 _NdflowAbsPrelu = "_NdflowAbsPrelu"
 _NdflowHardSwish = "_NdflowHardSwish"
+_NdflowRNNSequence = "_NdflowRNNSequence"

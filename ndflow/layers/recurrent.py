@@ -5,7 +5,8 @@ with ``return_sequences``, ``return_state``, ``go_backwards``, ``stateful`` (``r
 ``initial_state`` (a call argument, or extra symbolic inputs) and masking (a ``[batch, time]`` mask:
 masked steps carry the previous output and states forward). ``unroll`` is accepted and ignored,
 as in TF.js. The input projection of every step is one matrix product before the loop; each step
-adds the recurrent product, inside its own ``tidy``; gradients flow back through time by the tape.
+adds the recurrent product, inside its own ``tidy``; gradients flow back through time by the tape. At inference
+an LSTM or GRU runs its whole loop as one kernel instead (``rnn_fused.py``), with the same results.
 
 Weights live in the cell and are named under the layer (``lstm_LSTM1/kernel``). Configs are TF.js's:
 the cell's keys merged into the layer's, then the RNN keys (and ``cell`` for the generic ``RNN``).
@@ -30,6 +31,7 @@ from .engine.topology import InputSpec, SymbolicTensor
 from .factory import layer_factory
 from .factory_docs import FACTORY_DOCS
 from .recurrent_cells import GRUCell, LSTMCell, RNNCell, SimpleRNNCell, StackedRNNCells
+from .rnn_fused import fused_run
 from .rnn_steps import run_steps, standardize_args, step_masks
 from .serialization import deserialize_keras_object, register_class
 from .utils import accepted_kwargs, is_shape, shape_str, to_list
@@ -288,6 +290,12 @@ class RNN(Layer):
             raise ValueError(
                 f"RNN Layer {self.name} has {num_states} state(s) but was passed {len(states)} initial state(s)."
             )
+        fused = fused_run(self, inputs, states, mask, training)
+        if fused is not None:
+            output, new_states = fused
+            if self.stateful:
+                self.reset_states(new_states, training)
+            return [output, *new_states] if self.return_state else output
         batch, time = inputs.shape[0], inputs.shape[1]
         fns = self.cell.make_step((batch, *inputs.shape[2:]), training)
         steps = list(ops.unstack(fns.project(inputs), 1))

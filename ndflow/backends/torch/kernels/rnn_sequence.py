@@ -1,0 +1,33 @@
+"""``_NdflowRNNSequence`` (a recurrent layer's whole time loop at inference; layers/rnn_fused.py): the shared loop
+(``backends/shared/rnn_loop.py``) on torch tensors, on the backend's device."""
+
+from __future__ import annotations
+
+import torch
+
+from ....core import kernel_names as kn
+from ...shared.rnn_loop import Elementwise, run_loop
+from ..backend import TorchBackend
+from .common import Output, out, torch_kernel, values_of
+
+_TORCH = Elementwise(torch.tanh, torch.exp, torch.clamp, torch.relu)
+
+
+@torch_kernel(kn._NdflowRNNSequence)
+def rnn_sequence(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    kind, act, ract = int(attrs["kind"]), int(attrs["activation"]), int(attrs["recurrent_activation"])
+    backwards, return_sequences = bool(attrs["go_backwards"]), bool(attrs["return_sequences"])
+    p, rk, h0 = (values_of(backend, t).float() for t in inputs[:3])
+    extra = values_of(backend, inputs[3]).float() if len(inputs) > 3 else None
+    batch, steps, units = p.shape[0], p.shape[1], rk.shape[0]
+    h = h0.clone()
+    c = extra.clone() if kind == 0 else None
+    rb = extra if kind == 2 else None
+    seq = torch.empty((batch, steps, units), dtype=torch.float32, device=p.device) if return_sequences else None
+    with torch.no_grad():
+        run_loop(kind, p, rk, rb, h, c, seq, act, ract, backwards, _TORCH)
+    first = seq if seq is not None else h.clone()
+    outputs = [out(backend, first, "float32", tuple(first.shape)), out(backend, h, "float32", (batch, units))]
+    if c is not None:
+        outputs.append(out(backend, c, "float32", (batch, units)))
+    return outputs

@@ -1,0 +1,250 @@
+"""The recurrent layers' fused inference loop (``layers/rnn_fused.py``, kernel ``_NdflowRNNSequence``): taken where
+nothing needs the steps one by one, and then the step-by-step loop's results (float32-close: the products sum in
+another order); the step-by-step loop everywhere else (gradients, masks, dropout, activations it lacks).
+
+The TF.js fixtures of the recurrent layers (test_recurrent_layers.py) run through it too: their ``predict`` calls are
+fused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndflow as nf
+import ndflow.layers.recurrent as recurrent
+from ndflow import layers
+from ndflow.backends.cpu.kernels import rnn_sequence as cpu_rnn
+
+RNG = np.random.default_rng(3)
+TOL = dict(rtol=2e-6, atol=2e-6)
+
+
+@pytest.fixture
+def fused_calls(monkeypatch):
+    """How many layer calls took the fused kernel."""
+    count = [0]
+    real = recurrent.fused_run
+
+    def spy(*args):
+        got = real(*args)
+        count[0] += got is not None
+        return got
+
+    monkeypatch.setattr(recurrent, "fused_run", spy)
+    return count
+
+
+def _step_path(monkeypatch, fn):
+    """``fn()`` with the fused kernel off (the step-by-step loop)."""
+    with monkeypatch.context() as m:
+        m.setattr(recurrent, "fused_run", lambda *a: None)
+        return fn()
+
+
+def _model(kind: str, units: int = 6, steps: int = 5, features: int = 4, **kw) -> nf.LayersModel:
+    factory = layers.lstm if kind == "lstm" else layers.gru
+    model = nf.sequential()
+    model.add(factory(units=units, input_shape=[steps, features], **kw))
+    # weights with nonzero biases (the initializers' biases are zeros)
+    values = [nf.tensor(RNG.standard_normal(w.shape).astype(np.float32) * 0.5) for w in model.weights]
+    model.set_weights(values)
+    nf.dispose(values)
+    return model
+
+
+def _values(t) -> list[np.ndarray]:
+    ts = t if isinstance(t, list) else [t]
+    out = [x.data_sync().reshape(x.shape).copy() for x in ts]
+    nf.dispose(ts)
+    return out
+
+
+CASES = [
+    ("lstm", {}),
+    ("lstm", {"go_backwards": True, "return_sequences": True}),
+    ("lstm", {"recurrent_activation": "sigmoid", "activation": "relu"}),
+    ("lstm", {"activation": "linear", "use_bias": False}),
+    ("gru", {}),
+    ("gru", {"reset_after": True, "return_sequences": True}),
+    ("gru", {"reset_after": True, "go_backwards": True, "recurrent_activation": "sigmoid"}),
+    ("gru", {"reset_after": True, "use_bias": False}),
+]
+
+
+@pytest.mark.parametrize(("kind", "kw"), CASES)
+@pytest.mark.parametrize("batch", [1, 3, 17])
+def test_fused_equals_the_step_loop(monkeypatch, fused_calls, kind, kw, batch):
+    model = _model(kind, **kw)
+    x = nf.tensor(RNG.standard_normal((batch, 5, 4)).astype(np.float32))
+    try:
+        got = _values(model.predict(x))
+        assert fused_calls[0] == 1
+        want = _values(_step_path(monkeypatch, lambda: model.predict(x)))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, **TOL)
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_returned_states_initial_states_and_stateful_runs(monkeypatch, fused_calls, kind):
+    layer = (layers.lstm if kind == "lstm" else layers.gru)(units=3, return_state=True, return_sequences=True)
+    x = nf.tensor(RNG.standard_normal((2, 4, 5)).astype(np.float32))
+    n_states = 2 if kind == "lstm" else 1
+    init = [nf.tensor(RNG.standard_normal((2, 3)).astype(np.float32)) for _ in range(n_states)]
+    try:
+        got = _values(layer.apply(x, {"initial_state": init}))
+        assert fused_calls[0] == 1 and len(got) == 1 + n_states
+        want = _values(_step_path(monkeypatch, lambda: layer.apply(x, {"initial_state": init})))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, **TOL)
+    finally:
+        nf.dispose([x, *init])
+        layer.dispose()
+
+    stateful = (layers.lstm if kind == "lstm" else layers.gru)(units=3, stateful=True, batch_input_shape=[2, 4, 5])
+    model = nf.sequential()
+    model.add(stateful)
+    x = nf.tensor(RNG.standard_normal((2, 4, 5)).astype(np.float32))
+    try:
+        first, second = _values(model.predict(x)), _values(model.predict(x))  # the states carried between calls
+        model.reset_states()
+
+        def steps():
+            return [_values(model.predict(x)), _values(model.predict(x))]
+
+        want_first, want_second = _step_path(monkeypatch, steps)
+        np.testing.assert_allclose(first[0], want_first[0], **TOL)
+        np.testing.assert_allclose(second[0], want_second[0], **TOL)
+        assert not np.allclose(first[0], second[0])
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+def test_gradients_masks_dropout_and_other_activations_take_the_step_loop(fused_calls):
+    model = _model("lstm", return_sequences=False)
+    x = nf.tensor(RNG.standard_normal((2, 5, 4)).astype(np.float32))
+    try:
+        grads = nf.grads(lambda t: nf.sum(model.apply(t)))([x])  # a gradient: the tape needs the steps
+        nf.dispose(grads)
+        assert fused_calls[0] == 0
+        masked = nf.sequential()
+        masked.add(layers.masking(mask_value=0.0, input_shape=[5, 4]))
+        masked.add(layers.gru(units=3))
+        _values(masked.predict(x))
+        assert fused_calls[0] == 0  # a mask
+        masked.dispose()
+        elu = _model("lstm", activation="elu")
+        _values(elu.predict(x))
+        assert fused_calls[0] == 0  # an activation the kernel does not have
+        elu.dispose()
+        dropping = _model("gru", dropout=0.5)
+        _values(dropping.apply(x, {"training": True}))
+        assert fused_calls[0] == 0  # dropout at work
+        _values(dropping.predict(x))
+        assert fused_calls[0] == 1  # no dropout at inference
+        dropping.dispose()
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+def test_training_still_learns_through_the_step_loop(fused_calls):
+    model = _model("lstm", units=4)
+    model.compile(optimizer="adam", loss="meanSquaredError")
+    x = nf.tensor(RNG.standard_normal((8, 5, 4)).astype(np.float32))
+    y = nf.tensor(RNG.standard_normal((8, 4)).astype(np.float32))
+    try:
+        history = model.fit(x, y, epochs=5, batch_size=8, verbose=0)
+        losses = history.history["loss"]
+        assert losses[-1] < losses[0]
+        assert fused_calls[0] == 0
+    finally:
+        nf.dispose([x, y])
+        model.dispose()
+
+
+@pytest.mark.parametrize(("kind", "kw"), CASES)
+def test_the_numpy_loop_equals_the_c_loop(monkeypatch, kind, kw):
+    """Where the C module is not built (or is off) the kernel runs the same loop in numpy."""
+    model = _model(kind, **kw)
+    x = nf.tensor(RNG.standard_normal((3, 5, 4)).astype(np.float32))
+    try:
+        got = _values(model.predict(x))
+        with monkeypatch.context() as m:
+            m.setattr(cpu_rnn.native_split, "available", lambda: False)
+            want = _values(model.predict(x))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, **TOL)
+    finally:
+        x.dispose()
+        model.dispose()
+
+
+def test_the_c_loop_refuses_bad_arguments():
+    from ndflow.backends.cpu.native import native_split
+
+    if not native_split.available():
+        pytest.skip(f"native module unavailable: {native_split.status()}")
+    module = native_split.module()
+    p, rk, h = np.zeros((1, 2, 8), np.float32), np.zeros((2, 8), np.float32), np.zeros((1, 2), np.float32)
+    c = np.zeros((1, 2), np.float32)
+    with pytest.raises(ValueError, match="rnn_sequence"):
+        module.rnn_sequence(0, 1, 2, 2, p, rk, None, h, None, None, 1, 3, False, False, 1)  # LSTM without c
+    with pytest.raises(ValueError, match="rnn_sequence: p"):
+        module.rnn_sequence(0, 1, 3, 2, p, rk, None, h, c, None, 1, 3, False, False, 1)  # p too small
+    with pytest.raises(ValueError, match="rnn_sequence"):
+        module.rnn_sequence(0, 1, 2, 2, p, rk, None, h, c, None, 9, 3, False, False, 1)  # unknown activation
+
+
+@pytest.mark.parametrize(("code", "reference"), [(1, np.tanh), (2, lambda v: 1 / (1 + np.exp(-v)))])
+def test_the_c_loops_tanh_and_sigmoid_are_within_a_few_ulp(code, reference):
+    """The C loop's own float32 tanh and sigmoid (vectorized polynomials, not libm per value) against float64:
+    a GRU step whose update gate is 0 and recurrent kernel zero outputs act(x) for each of its units."""
+    from ndflow.backends.cpu.native import native_split
+
+    if not native_split.available():
+        pytest.skip(f"native module unavailable: {native_split.status()}")
+    x = np.concatenate([
+        np.linspace(-30, 30, 20001), np.linspace(-1, 1, 20001), np.geomspace(1e-30, 1e-2, 200),
+        -np.geomspace(1e-30, 1e-2, 200), [0.0, -0.0, 88.0, -88.0, 200.0, -200.0, 0.625, -0.625],
+    ]).astype(np.float32)  # fmt: skip
+    units = x.size
+    p = np.zeros((1, 1, 3 * units), np.float32)
+    p[0, 0, :units] = -200.0  # the update gate: sigmoid(-200) == 0 (kind 2's ract = sigmoid)
+    p[0, 0, 2 * units :] = x
+    h = np.zeros((1, units), np.float32)
+    rk, rb = np.zeros((units, 3 * units), np.float32), np.zeros(3 * units, np.float32)
+    native_split.module().rnn_sequence(2, 1, 1, units, p, rk, rb, h, None, None, code, 2, False, False, 1)
+    want = reference(x.astype(np.float64))
+    ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    err = np.abs(h[0].astype(np.float64) - want)
+    flushed = err <= 1.2e-38  # a denormal result flushed to 0
+    assert np.all((err <= 4 * ulp) | flushed), (x[np.argmax(err / ulp)], float(np.max(err / ulp)))
+    nan = np.full((1, 1, 3), np.nan, np.float32)
+    nan[0, 0, 0] = -200.0
+    hn = np.zeros((1, 1), np.float32)
+    native_split.module().rnn_sequence(2, 1, 1, 1, nan, np.zeros((1, 3), np.float32), np.zeros(3, np.float32), hn,
+                                       None, None, code, 2, False, False, 1)  # fmt: skip
+    assert np.isnan(hn[0, 0])
+
+
+@pytest.mark.parametrize(("kind", "kw"), [CASES[1], CASES[5]])
+def test_the_torch_backend_runs_the_shared_loop(monkeypatch, fused_calls, kind, kw):
+    pytest.importorskip("torch", reason="the torch backend needs the torch extra")
+    previous = nf.get_backend()
+    nf.set_backend("torch")
+    try:
+        model = _model(kind, **kw)
+        x = nf.tensor(RNG.standard_normal((3, 5, 4)).astype(np.float32))
+        got = _values(model.predict(x))
+        assert fused_calls[0] == 1
+        want = _values(_step_path(monkeypatch, lambda: model.predict(x)))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, **TOL)
+        x.dispose()
+        model.dispose()
+    finally:
+        nf.set_backend(previous)
