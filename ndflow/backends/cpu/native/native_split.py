@@ -57,9 +57,12 @@ COLUMN_CHUNKS_PER_THREAD = 1
 #: Products whose inner dimension is at most this run the C module's own kernel (``csrc/gemm_avx512.c``, where
 #: the CPU has AVX-512F) instead of OpenBLAS's sgemm, on one thread too, the epilogue in registers. numpy's
 #: OpenBLAS here runs its AVX2 kernels: from 24 -> 24 channels over 16384 positions (314 -> 143 us on one
-#: core) to 576 x 1024 @ 1024 x 128 (1466 -> 694 us), about 2x faster. Past this, a block of the right matrix
-#: no longer fits one core's L2: two threads reading it were slower than OpenBLAS.
-AVX512_K_MAX = 1024
+#: core) to 576 x 1024 @ 1024 x 128 (1466 -> 694 us), about 2x faster. With the weights' packed copy kept between
+#: calls (``csrc/pack_cache.c``) it stays ahead past 1024 too, on one thread and two, against OpenBLAS on one thread
+#: (as the cpu backend runs it): 49 x 1152 @ 1152 x 192 193 us against 241, 196 x 4096 @ 4096 x 256 3609 against
+#: 4246, 1 x 4096 @ 4096 x 1000 297 against 1433 (2-core AMD EPYC, Zen 4's 1 MB L2). Larger inner dimensions were
+#: not measured: OpenBLAS.
+AVX512_K_MAX = 4096
 #: Products of at least this many rows may run the AVX-512 kernel: all of them. Under 8 rows it reads the right
 #: matrix unpacked (``AVX512_PACK_MIN_ROWS`` in gemm_avx512.h), faster than OpenBLAS on every shape measured
 #: (1-7 rows, k 32-1024, n 16-1404: 1.1-4x; 4 x 128 @ 128 x 128: 2.2 us against 4.0 us), but for a product too
@@ -69,8 +72,13 @@ AVX512_MIN_ROWS = 1
 #: The epilogue activations of the C module (the jit's codes): linear, relu, relu6, leaky relu, PReLU.
 ACTS = (0, 1, 2, 3, 4)
 
-#: How long an idle worker spins before it sleeps (a model's next product usually comes within that).
-SPIN_US = 100
+#: How long an idle worker spins (yielding the core to anything else runnable) before it sleeps: a model's next
+#: product, or its next run in a stream of inferences, usually comes within that. Waking a sleeping worker costs
+#: 75 us to milliseconds on a VM whose idle virtual core the host has parked: with 100 us here, a model's run right
+#: after another (with Python's work on the outputs and the next inputs between them) took 1.13-1.29x as long on two
+#: threads as with 1 ms (movenet-lightning 6.83 -> 5.67 ms, handlandmark-full 7.18 -> 5.55 ms, interleaved; 3 ms
+#: gained nothing more). OpenVINO's threads spin about as long; onnxruntime's about 40 ms.
+SPIN_US = 1000
 
 # (symbol, 64-bit integers): numpy's OpenBLAS builds name cblas_sgemm with a prefix and suffix
 _SYMBOLS = (
