@@ -30,6 +30,7 @@ from ....core.replay_attrs import ReplayAttrs
 from ...shared.conv import check_dy, info_from_attrs
 from ..backend import CPUBackend
 from ..native import parallel
+from ..numba import grads as jit_grads
 from ..numba import ops as jit_ops
 from ..plans import conv as plans
 from .common import Output, cpu_kernel, out, values_of
@@ -190,6 +191,10 @@ def conv_backprop_filter(x: np.ndarray, dy: np.ndarray, info: ConvInfo, filter_s
     """Gradient of :func:`conv_forward` with respect to its filter (channels-last ``x`` and ``dy``)."""
     if x.size == 0 or dy.size == 0:
         return np.zeros(filter_shape, dtype=np.result_type(x, dy))
+    if info.channels_last:
+        compiled = jit_grads.conv_backprop_filter(x, dy, info, filter_shape)
+        if compiled is not None:
+            return compiled
     cols = im2col(x, info)
     return (cols.T @ dy.reshape(-1, dy.shape[-1])).reshape(filter_shape)
 

@@ -27,6 +27,7 @@ import numpy as np
 from ....core import kernel_names as kn
 from ...shared.pool import Geometry, frame_extent, frame_taps, pool_geometry, pool_out_shape
 from ..backend import CPUBackend
+from ..numba import grads as jit_grads
 from ..numba import ops as jit_ops
 from ..plans import bound as jit_bound
 from .common import Output, cpu_kernel, out, share, values_of
@@ -160,6 +161,10 @@ def fast_max_grad(x: np.ndarray, dy: np.ndarray, geo: tuple, last: bool) -> np.n
     """dx of a max pool as float32, or None where this path does not apply (overlap, dilation, non-float32)."""
     if x.dtype != np.float32 or not _non_overlapping(geo) or dy.size == 0 or x.size == 0:
         return None
+    if len(geo[0]) == 2:
+        compiled = jit_grads.max_pool_grad(x, dy, geo, last)
+        if compiled is not None:
+            return compiled
     f, s, _, before, o = geo
     # per spatial dim, for each tap k: the output windows whose tap k lies inside the input, and the input slice
     per_dim = []

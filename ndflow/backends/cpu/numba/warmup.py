@@ -31,7 +31,7 @@ logger = logging.getLogger("ndflow")
 
 #: Modules of numba-compiled functions (compiled on first call, or here from :mod:`._signatures`).
 KERNEL_MODULES = ("_kernels", "_conv_kernels", "_dw_kernels", "_dw3_kernels", "_epilogue", "_image_kernels",
-                  "_nms_kernels")  # fmt: skip
+                  "_nms_kernels", "_grad_kernels")  # fmt: skip
 #: Modules of numba C callbacks (compiled when imported).
 CALLBACK_MODULES = ("_dw_rows", "_conv_rows")
 
