@@ -36,7 +36,8 @@ def test_max_pool_grad_has_the_numpy_paths_bits(monkeypatch, last, shape, window
     x = RNG.integers(-3, 3, shape).astype(np.float32)  # many ties
     x[0, 0, :2, 0] = np.nan
     x[-1, -1, -1, -1] = -np.inf
-    out = tuple(-(-(n + p) // s) if p else (n - w) // s + 1 for n, w, s, p in zip(shape[1:3], window, strides, pads, strict=True))
+    dims = zip(shape[1:3], window, strides, pads, strict=True)
+    out = tuple(-(-(n + p) // s) if p else (n - w) // s + 1 for n, w, s, p in dims)
     dy = RNG.standard_normal((shape[0], *out, shape[3])).astype(np.float32)
     dy[0, 0, 0, 0] = np.nan
     geo = (window, strides, (1, 1), pads, out)
