@@ -12,9 +12,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Kernels ndflow adds to TF.js's: written by the converter's graph passes (ndflow/converter/passes/abs_prelu.py,
-# hard_swish.py), or called by the layers (a recurrent layer's whole time loop at inference: layers/rnn_fused.py),
+# hard_swish.py), or called by the layers (a recurrent layer's whole time loop: layers/rnn_fused.py; an LSTM's in
+# training with its gradient), or by the optimizers (Adam's update of one variable in one pass: train/adam.py),
 # run by backends that register them.
-NDFLOW_KERNELS = ["_NdflowAbsPrelu", "_NdflowHardSwish", "_NdflowRNNSequence"]
+NDFLOW_KERNELS = [
+    "_NdflowAbsPrelu", "_NdflowAdamUpdate", "_NdflowHardSwish", "_NdflowLSTMGrad", "_NdflowLSTMTrain",
+    "_NdflowRNNSequence",
+]  # fmt: skip
 
 
 def main() -> None:

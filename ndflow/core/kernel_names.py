@@ -192,5 +192,8 @@ ZerosLike = "ZerosLike"
 
 # ndflow's own kernels
 _NdflowAbsPrelu = "_NdflowAbsPrelu"
+_NdflowAdamUpdate = "_NdflowAdamUpdate"
 _NdflowHardSwish = "_NdflowHardSwish"
+_NdflowLSTMGrad = "_NdflowLSTMGrad"
+_NdflowLSTMTrain = "_NdflowLSTMTrain"
 _NdflowRNNSequence = "_NdflowRNNSequence"

@@ -5,9 +5,11 @@ The step-by-step loop makes about fifteen kernel calls per step (the recurrent p
 activations, products and sums, each step in its own ``tidy``): for an LSTM(128) over 50 steps at batch 1, 130 us
 a step. The fused kernel runs the loop in the backend (on ``cpu``: the C module's loop, one product and one pass
 over the gates per step). It applies to an ``LSTM`` or ``GRU`` layer (``LSTMCell``, ``GRUCell``) when nothing needs
-the steps one by one: no gradient being recorded (``predict``, ``evaluate``, calls outside a gradient function), no
-mask, no dropout at work, float32 inputs, activations the kernel has (linear, tanh, sigmoid, hardSigmoid, relu), and
-an active backend that registers the kernel. Everything else takes the step-by-step loop, as before.
+the steps one by one: no mask, no dropout at work, float32 inputs, activations the kernel has (linear, tanh, sigmoid,
+hardSigmoid, relu), and an active backend that registers the kernel. While a gradient is recorded (``fit``,
+``nf.grads``), an LSTM runs ``_NdflowLSTMTrain`` instead, which keeps each step's gate pre-activations, cell states
+and outputs, and whose gradient is one backward kernel through time (``gradients/rnn.py``); a GRU then takes the
+step-by-step loop. Everything else takes the step-by-step loop, as before.
 """
 
 from __future__ import annotations
@@ -42,14 +44,16 @@ def fused_run(
     kind_of = type(cell)
     if kind_of is not LSTMCell and kind_of is not GRUCell:
         return None
-    if mask is not None or ENGINE.gradient_depth > 0 or inputs.dtype != "float32" or inputs.rank != 3:
+    recording = ENGINE.gradient_depth > 0
+    if mask is not None or inputs.dtype != "float32" or inputs.rank != 3 or (recording and kind_of is not LSTMCell):
         return None
     if training and (cell.dropout > 0 or cell.recurrent_dropout > 0):
         return None
     act, ract = _code(cell.activation), _code(cell.recurrent_activation)
     if act is None or ract is None or any(s.dtype != "float32" for s in states):
         return None
-    if get_kernel(kn._NdflowRNNSequence, ENGINE.backend_name) is None:
+    kernel = kn._NdflowLSTMTrain if recording else kn._NdflowRNNSequence
+    if get_kernel(kernel, ENGINE.backend_name) is None:
         return None
     batch = inputs.shape[0]
     fns = cell.make_step((batch, *inputs.shape[2:]), training)
@@ -71,5 +75,9 @@ def fused_run(
         "go_backwards": bool(layer.go_backwards),
         "return_sequences": bool(layer.return_sequences),
     }
-    results = ENGINE.run_kernel(kn._NdflowRNNSequence, (projected, rk, states[0], *extra), attrs)
+    if recording:  # an LSTM whose gradient is asked for: the loop keeps what its gradient needs (gradients/rnn.py)
+        del attrs["kind"]
+        results = ENGINE.run_kernel(kernel, (projected, rk, states[0], states[1]), attrs)
+        return results[0], [results[1], results[2]]
+    results = ENGINE.run_kernel(kernel, (projected, rk, states[0], *extra), attrs)
     return results[0], list(results[1:])

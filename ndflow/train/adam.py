@@ -1,7 +1,8 @@
 """Adam: slots ``<var>/m`` and ``<var>/v``, bias-corrected by ``1 - beta^t``.
 
 The running powers ``beta1^t`` / ``beta2^t`` are float32 numbers advanced by one float32
-multiplication a step, as TF.js keeps them in float32 scalar variables (same bits, no tensors).
+multiplication a step, as TF.js keeps them in float32 scalar variables (same bits, no tensors). A variable's update is
+one kernel (``_NdflowAdamUpdate``) where the backend has it: the same float32 operations in the same order.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core import kernel_names as kn
 from ..core.engine import ENGINE
+from ..core.kernel_registry import get_kernel
 from ..core.tensor import Tensor, Variable
 from ..ops import add, div, mul, sqrt, square
 from .optimizer import Optimizer, check_number, f32
@@ -50,6 +53,18 @@ class AdamOptimizer(Optimizer):
     def _update(self, value: Variable, gradient: Tensor, slots: list[Variable], step: Any) -> None:
         first_moment, second_moment = slots
         one_minus_acc_beta1, one_minus_acc_beta2 = step
+        if self._fused(value, gradient):
+            attrs = {
+                "beta1": self.beta1, "one_minus_beta1": 1 - self.beta1, "beta2": self.beta2,
+                "one_minus_beta2": 1 - self.beta2, "correction1": one_minus_acc_beta1,
+                "correction2": one_minus_acc_beta2, "epsilon": self.epsilon, "negative_lr": -self.learning_rate,
+            }  # fmt: skip
+            inputs = (value, first_moment, second_moment, gradient)
+            new_value, new_first, new_second = ENGINE.run_kernel(kn._NdflowAdamUpdate, inputs, attrs)
+            first_moment.assign(new_first)
+            second_moment.assign(new_second)
+            value.assign(new_value)
+            return
         new_first = add(mul(first_moment, self.beta1), mul(gradient, 1 - self.beta1))
         new_second = add(mul(second_moment, self.beta2), mul(square(gradient), 1 - self.beta2))
         corrected_first = div(new_first, one_minus_acc_beta1)
@@ -58,6 +73,17 @@ class AdamOptimizer(Optimizer):
         second_moment.assign(new_second)
         step_size = mul(div(corrected_first, add(sqrt(corrected_second), self.epsilon)), -self.learning_rate)
         value.assign(add(step_size, value))
+
+    @staticmethod
+    def _fused(value: Variable, gradient: Tensor) -> bool:
+        """Whether the update runs as one kernel (``_NdflowAdamUpdate``): float32 values on a backend that has it, and
+        no gradient being recorded (an update inside a gradient function stays op by op, on the tape)."""
+        return (
+            value.dtype == "float32"
+            and gradient.dtype == "float32"
+            and ENGINE.gradient_depth == 0
+            and get_kernel(kn._NdflowAdamUpdate, ENGINE.backend_name) is not None
+        )
 
     def get_config(self) -> dict[str, Any]:
         """``{'learningRate', 'beta1', 'beta2', 'epsilon'}``."""

@@ -104,3 +104,14 @@ def test_conv_filter_gradient_matches_the_numpy_product(monkeypatch, threads, x_
     np.testing.assert_array_equal(got, again)  # deterministic
     scale = float(np.abs(want).max())
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale)
+
+
+@needs_numba
+def test_segment_sum_has_np_add_ats_bits():
+    ids = RNG.integers(-2, 40, 3000)
+    values = RNG.standard_normal((3000, 24)).astype(np.float32)
+    got = grads.segment_sum(ids, values, 37)
+    keep = (ids >= 0) & (ids < 37)
+    want = np.zeros((37, 24), np.float64)
+    np.add.at(want, ids[keep], values[keep])
+    np.testing.assert_array_equal(got, want)

@@ -123,35 +123,39 @@ def test_returned_states_initial_states_and_stateful_runs(monkeypatch, fused_cal
         model.dispose()
 
 
-def test_gradients_masks_dropout_and_other_activations_take_the_step_loop(fused_calls):
+def test_gradients_run_the_lstm_training_loop_and_masks_dropout_and_other_activations_the_step_loop(fused_calls):
     model = _model("lstm", return_sequences=False)
     x = nf.tensor(RNG.standard_normal((2, 5, 4)).astype(np.float32))
     try:
-        grads = nf.grads(lambda t: nf.sum(model.apply(t)))([x])  # a gradient: the tape needs the steps
+        grads = nf.grads(lambda t: nf.sum(model.apply(t)))([x])  # a gradient: the LSTM's training loop
         nf.dispose(grads)
-        assert fused_calls[0] == 0
+        assert fused_calls[0] == 1
+        gru = _model("gru")
+        nf.dispose(nf.grads(lambda t: nf.sum(gru.apply(t)))([x]))
+        assert fused_calls[0] == 1  # a GRU under a gradient: the step loop
+        gru.dispose()
         masked = nf.sequential()
         masked.add(layers.masking(mask_value=0.0, input_shape=[5, 4]))
         masked.add(layers.gru(units=3))
         _values(masked.predict(x))
-        assert fused_calls[0] == 0  # a mask
+        assert fused_calls[0] == 1  # a mask
         masked.dispose()
         elu = _model("lstm", activation="elu")
         _values(elu.predict(x))
-        assert fused_calls[0] == 0  # an activation the kernel does not have
+        assert fused_calls[0] == 1  # an activation the kernel does not have
         elu.dispose()
         dropping = _model("gru", dropout=0.5)
         _values(dropping.apply(x, {"training": True}))
-        assert fused_calls[0] == 0  # dropout at work
+        assert fused_calls[0] == 1  # dropout at work
         _values(dropping.predict(x))
-        assert fused_calls[0] == 1  # no dropout at inference
+        assert fused_calls[0] == 2  # no dropout at inference
         dropping.dispose()
     finally:
         x.dispose()
         model.dispose()
 
 
-def test_training_still_learns_through_the_step_loop(fused_calls):
+def test_training_learns_through_the_fused_lstm_loop(fused_calls):
     model = _model("lstm", units=4)
     model.compile(optimizer="adam", loss="meanSquaredError")
     x = nf.tensor(RNG.standard_normal((8, 5, 4)).astype(np.float32))
@@ -160,7 +164,7 @@ def test_training_still_learns_through_the_step_loop(fused_calls):
         history = model.fit(x, y, epochs=5, batch_size=8, verbose=0)
         losses = history.history["loss"]
         assert losses[-1] < losses[0]
-        assert fused_calls[0] == 0
+        assert fused_calls[0] == 5
     finally:
         nf.dispose([x, y])
         model.dispose()
@@ -248,3 +252,44 @@ def test_the_torch_backend_runs_the_shared_loop(monkeypatch, fused_calls, kind, 
         model.dispose()
     finally:
         nf.set_backend(previous)
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"return_sequences": True, "go_backwards": True, "recurrent_activation": "sigmoid"}]
+)
+def test_lstm_training_through_the_fused_loop_gives_the_step_loops_weights(monkeypatch, fused_calls, kw):
+    """While a gradient is recorded an LSTM runs ``_NdflowLSTMTrain`` and one backward kernel through time: after
+    five Adam steps the weights are the step-by-step loop's within float32 rounding (relative 1e-5)."""
+
+    def train(fused: bool) -> list[np.ndarray]:
+        global RNG
+        RNG = np.random.default_rng(5)  # the same initial weights for both runs
+        model = nf.sequential()
+        model.add(layers.lstm(units=8, input_shape=[6, 3], **kw))
+        if kw.get("return_sequences"):
+            model.add(layers.flatten())
+        model.add(layers.dense(units=2))
+        values = [nf.tensor(RNG.standard_normal(w.shape).astype(np.float32) * 0.5) for w in model.weights]
+        model.set_weights(values)
+        nf.dispose(values)
+        optimizer = nf.train.adam(0.01)
+        model.compile(optimizer=optimizer, loss="meanSquaredError")
+        x = nf.tensor(RNG.standard_normal((4, 6, 3)).astype(np.float32))
+        y = nf.tensor(RNG.standard_normal((4, 2)).astype(np.float32))
+        try:
+            with monkeypatch.context() as m:
+                if not fused:
+                    m.setattr(recurrent, "fused_run", lambda *a: None)
+                for _ in range(5):
+                    model.train_on_batch(x, y)
+            return [w.read().data_sync().copy() for w in model.weights]
+        finally:
+            nf.dispose([x, y])
+            model.dispose()
+            optimizer.dispose()
+
+    got = train(True)
+    assert fused_calls[0] >= 5
+    want = train(False)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

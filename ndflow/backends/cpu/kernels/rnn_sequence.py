@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core import kernel_names as kn
+from ...shared import rnn_train as shared_train
 from ...shared.rnn_loop import Elementwise, run_loop
 from ..backend import CPUBackend
 from ..native import native_split
@@ -54,3 +55,29 @@ def rnn_sequence(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output
     if c is not None:
         outputs.append(out(backend, c, "float32"))
     return outputs
+
+
+def _f32(backend: CPUBackend, t: object) -> np.ndarray:
+    return np.ascontiguousarray(values_of(backend, t), dtype=np.float32)  # type: ignore[arg-type]
+
+
+def _empty(shape: tuple[int, ...]) -> np.ndarray:
+    return np.empty(shape, np.float32)
+
+
+def _zeros(shape: tuple[int, ...]) -> np.ndarray:
+    return np.zeros(shape, np.float32)
+
+
+@cpu_kernel(kn._NdflowLSTMTrain)
+def lstm_train(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """An LSTM's loop in training: ``[outputs, h, c]`` and what its gradient needs (``zs``, ``cs``, ``hs``)."""
+    p, rk, h0, c0 = (_f32(backend, t) for t in inputs)
+    return [out(backend, v, "float32") for v in shared_train.lstm_train(p, rk, h0, c0, attrs, _empty, _NUMPY)]
+
+
+@cpu_kernel(kn._NdflowLSTMGrad)
+def lstm_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """``[dp, drk, dh0, dc0]`` of :func:`lstm_train` from its outputs' gradients and saved values."""
+    values = [_f32(backend, t) for t in inputs]
+    return [out(backend, v, "float32") for v in shared_train.lstm_grad(*values, attrs, _zeros, _NUMPY)]

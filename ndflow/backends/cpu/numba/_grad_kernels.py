@@ -57,3 +57,31 @@ def max_pool_grad2d(x, dy, dx, fh, fw, sh, sw, pt, pl, last, b0, b1):  # pragma:
                         for c in range(channels):
                             g = dy[b, oh, ow, c]
                             dx[b, ih, iw, c] = g * (one if pos[c] == t else zero)
+
+
+@njit(cache=True, nogil=True)
+def segment_sum_rows(total, ids, values, n):  # pragma: no cover - compiled
+    """``total[ids[i]] += values[i]`` for each row ``i`` in order, rows whose id lies outside ``[0, n)`` skipped: the
+    float64 sums of ``np.add.at`` (which took 5 ms for an embedding gradient of 1600 rows of 64 values)."""
+    width = values.shape[1]
+    for i in range(ids.shape[0]):
+        r = ids[i]
+        if r < 0 or r >= n:
+            continue
+        for j in range(width):
+            total[r, j] += values[i, j]
+
+
+@njit(cache=True, nogil=True)
+def adam_update(value, m, v, g, new_value, new_m, new_v, b1, c1, b2, c2, d1, d2, eps, neg_lr):  # pragma: no cover
+    """Adam's update of one variable in one pass over flat float32 arrays, each value through the ops of
+    ``train/adam.py`` in their order, every operation rounded to float32 (no fused multiply-adds): the op-by-op
+    path's bits. ``c1`` = 1 - beta1, ``c2`` = 1 - beta2, ``d1``/``d2`` the bias corrections, ``neg_lr`` = -lr."""
+    for i in range(value.shape[0]):
+        gi = g[i]
+        nm = m[i] * b1 + gi * c1
+        nv = v[i] * b2 + (gi * gi) * c2
+        new_m[i] = nm
+        new_v[i] = nv
+        step = (nm / d1) / (np.sqrt(nv / d2) + eps) * neg_lr
+        new_value[i] = step + value[i]

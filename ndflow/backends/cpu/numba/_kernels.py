@@ -22,7 +22,7 @@ from numba import njit, prange
 from ._conv_kernels import depthwise3x3, depthwise3x3_serial, im2col2d  # noqa: F401 (re-exported)
 from ._dw_kernels import depthwise5x5, depthwise5x5_serial  # noqa: F401 (re-exported)
 from ._epilogue import epilogue_rows
-from ._grad_kernels import max_pool_grad2d  # noqa: F401 (re-exported)
+from ._grad_kernels import adam_update, max_pool_grad2d, segment_sum_rows  # noqa: F401 (re-exported)
 
 # ----------------------------------------------------------------------------- epilogue
 

@@ -79,3 +79,14 @@ def conv_backprop_filter(x: np.ndarray, dy: np.ndarray, info, filter_shape: tupl
     for s in sums[1:]:
         total += s
     return total.reshape(filter_shape)
+
+
+def segment_sum(ids: np.ndarray, values: np.ndarray, n: int) -> np.ndarray | None:
+    """The float64 segment sums of ``values`` (rows, width) by ``ids`` into ``n`` rows, ids outside ``[0, n)``
+    dropped: ``np.add.at``'s sums in its order (``_grad_kernels.segment_sum_rows``); None without the JIT."""
+    k = kernels()
+    if k is None or values.ndim != 2 or ids.ndim != 1:
+        return None
+    total = np.zeros((n, values.shape[1]), np.float64)
+    k.segment_sum_rows(total, ids.astype(np.int64, copy=False), np.ascontiguousarray(values), n)
+    return total

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ....core import kernel_names as kn
+from ...shared import rnn_train as shared_train
 from ...shared.rnn_loop import Elementwise, run_loop
 from ..backend import TorchBackend
 from .common import Output, out, torch_kernel, values_of
@@ -31,3 +32,33 @@ def rnn_sequence(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Outp
     if c is not None:
         outputs.append(out(backend, c, "float32", (batch, units)))
     return outputs
+
+
+def _f32(backend: TorchBackend, t: object) -> torch.Tensor:
+    return values_of(backend, t).float()  # type: ignore[arg-type]
+
+
+@torch_kernel(kn._NdflowLSTMTrain)
+def lstm_train(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """An LSTM's loop in training: ``[outputs, h, c]`` and what its gradient needs (``zs``, ``cs``, ``hs``)."""
+    p, rk, h0, c0 = (_f32(backend, t) for t in inputs)
+
+    def empty(shape: tuple[int, ...]) -> torch.Tensor:
+        return torch.empty(shape, dtype=torch.float32, device=p.device)
+
+    with torch.no_grad():
+        values = shared_train.lstm_train(p, rk, h0, c0, attrs, empty, _TORCH)
+    return [out(backend, v, "float32", tuple(v.shape)) for v in values]
+
+
+@torch_kernel(kn._NdflowLSTMGrad)
+def lstm_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
+    """``[dp, drk, dh0, dc0]`` of :func:`lstm_train` from its outputs' gradients and saved values."""
+    values = [_f32(backend, t) for t in inputs]
+
+    def zeros(shape: tuple[int, ...]) -> torch.Tensor:
+        return torch.zeros(shape, dtype=torch.float32, device=values[0].device)
+
+    with torch.no_grad():
+        grads = shared_train.lstm_grad(*values, attrs, zeros, _TORCH)
+    return [out(backend, v, "float32", tuple(v.shape)) for v in grads]
