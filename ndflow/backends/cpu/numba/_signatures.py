@@ -16,10 +16,6 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
         ('float32[4C]', 'float32[3Cr]', 'float32[4C]', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64',
          'float32[1Cr]', 'float32[4C]', 'int64', 'float32', 'float32[1C]'),
     ],
-    '_epilogue.epilogue_rows': [
-        ('float32[2C]', 'Literal[int](0)', 'int64', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1C]'),
-        ('float32[2C]', 'Literal[int](0)', 'int64', 'float32[1Cr]', 'float32[2C]', 'int64', 'float32', 'float32[1Cr]'),
-    ],
     '_grad_kernels.adam_update': [
         ('float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]', 'float32[1C]',
          'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32'),
