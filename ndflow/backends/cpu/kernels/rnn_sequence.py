@@ -69,15 +69,45 @@ def _zeros(shape: tuple[int, ...]) -> np.ndarray:
     return np.zeros(shape, np.float32)
 
 
+def _threads(batch: int) -> int:
+    return max(1, min(cpu_parallel.threads(), batch // MIN_ROWS_PER_THREAD))
+
+
 @cpu_kernel(kn._NdflowLSTMTrain)
 def lstm_train(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """An LSTM's loop in training: ``[outputs, h, c]`` and what its gradient needs (``zs``, ``cs``, ``hs``)."""
     p, rk, h0, c0 = (_f32(backend, t) for t in inputs)
-    return [out(backend, v, "float32") for v in shared_train.lstm_train(p, rk, h0, c0, attrs, _empty, _NUMPY)]
+    module = native_split.module() if native_split.available() else None
+    if module is None:
+        values = shared_train.lstm_train(p, rk, h0, c0, attrs, _empty, _NUMPY)
+        return [out(backend, v, "float32") for v in values]
+    batch, steps, units = p.shape[0], p.shape[1], rk.shape[0]
+    h, c = h0.copy(), c0.copy()
+    zs, cs, hs = _empty((batch, steps, 4 * units)), _empty((batch, steps, units)), _empty((batch, steps, units))
+    module.rnn_sequence(0, batch, steps, units, p, rk, None, h, c, None, int(attrs["activation"]),
+                        int(attrs["recurrent_activation"]), bool(attrs["go_backwards"]), False, _threads(batch), zs, cs,
+                        hs)  # fmt: skip
+    first = hs.copy() if attrs["return_sequences"] else h.copy()
+    return [out(backend, v, "float32") for v in (first, h, c, zs, cs, hs)]
 
 
 @cpu_kernel(kn._NdflowLSTMGrad)
 def lstm_grad(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
-    """``[dp, drk, dh0, dc0]`` of :func:`lstm_train` from its outputs' gradients and saved values."""
-    values = [_f32(backend, t) for t in inputs]
-    return [out(backend, v, "float32") for v in shared_train.lstm_grad(*values, attrs, _zeros, _NUMPY)]
+    """``[dp, drk, dh0, dc0]`` of :func:`lstm_train` from its outputs' gradients and saved values: the C module's
+    loop through time, then the recurrent kernel's gradient as one product (every step's previous output against its
+    gates' gradient)."""
+    d_out, dh, dc, rk, h0, c0, zs, cs, hs = (_f32(backend, t) for t in inputs)
+    module = native_split.module() if native_split.available() else None
+    if module is None:
+        values = shared_train.lstm_grad(d_out, dh, dc, rk, h0, c0, zs, cs, hs, attrs, _zeros, _NUMPY)
+        return [out(backend, v, "float32") for v in values]
+    batch, steps, units = zs.shape[0], zs.shape[1], rk.shape[0]
+    backwards = bool(attrs["go_backwards"])
+    dh, dc, dp = dh.copy(), dc.copy(), _empty((batch, steps, 4 * units))
+    module.lstm_grad(batch, steps, units, d_out, dh, dc, np.ascontiguousarray(rk.T), c0, zs, cs, dp,
+                     int(attrs["activation"]), int(attrs["recurrent_activation"]), backwards,
+                     bool(attrs["return_sequences"]), _threads(batch))  # fmt: skip
+    previous = np.concatenate([h0[:, None], hs[:, :-1]], axis=1).reshape(-1, units)  # processing order
+    dz = (dp[:, ::-1] if backwards else dp).reshape(-1, 4 * units)
+    drk = cpu_parallel.matmul(np.ascontiguousarray(previous.T), np.ascontiguousarray(dz))
+    return [out(backend, v, "float32") for v in (dp, drk, dh, dc)]

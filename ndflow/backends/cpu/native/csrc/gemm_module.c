@@ -480,6 +480,9 @@ static PyMethodDef methods[] = {
     {"rnn_sequence", gemm_rnn_sequence, METH_VARARGS,
      "rnn_sequence(kind, B, T, U, p, rk, rb, h, c, out, act, ract, backwards, seq, threads): an LSTM's or GRU's time "
      "loop (rnn_seq.h)"},
+    {"lstm_grad", gemm_lstm_grad, METH_VARARGS,
+     "lstm_grad(B, T, U, d_out, dh, dc, rkt, c0, zs, cs, dp, act, ract, backwards, seq, threads): back-propagation "
+     "through an LSTM's loop (rnn_seq.h)"},
     {"workers", gemm_workers, METH_NOARGS, "workers(): native worker threads started so far"},
     {NULL, NULL, 0, NULL},
 };

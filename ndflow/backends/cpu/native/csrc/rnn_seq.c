@@ -20,131 +20,14 @@
 
 #include "gemm_avx512.h"
 #include "gemm_pool.h"
+#include "rnn_math.h"
 
 enum { P_, RK_, RB_, H_, C_, OUT_, N_RNN_ARRAYS };
 /* context slots beyond the arrays: the scratch (every chunk's gates and temporaries) and the packed recurrent
  * kernel (its first 2U or all columns, then its last U for the GRU's second product), or 0 */
-enum { SCRATCH_ = N_RNN_ARRAYS, PACK1_, PACK2_ };
+enum { SCRATCH_ = N_RNN_ARRAYS, PACK1_, PACK2_, ZS_, CS_, HS_ };
 enum { I_B, I_T, I_U, I_KIND, I_ACT, I_RACT, I_BACK, I_SEQ, I_CHUNK };
 
-typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
-                           const float *, int64_t, float, float *, int64_t);
-typedef void (*sgemm32_fn)(int, int, int, int32_t, int32_t, int32_t, float, const float *, int32_t,
-                           const float *, int32_t, float, float *, int32_t);
-
-/* e**x for float32, within 2 ulp of the correctly rounded value (Cephes's expf: a reduction by ln 2 in two parts and
- * a degree-6 polynomial), branch-free so that the loops over a row vectorize; infinity past FLT_MAX, 0 under FLT_MIN
- * (no denormal results), NaN kept. libm's expf and tanhf, called per value, took two thirds of an LSTM's time. */
-static inline float exp_f(float x)
-{
-    const float lo = -87.0f, hi = 88.0f;
-    float v = x < lo ? lo : x;
-    v = v > hi ? hi : v;
-    float fx = v * 1.44269504088896341f + 0.5f;
-    int n = (int)fx;
-    n -= (float)n > fx; /* floor */
-    float fn = (float)n;
-    float r = v - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * r * r + r + 1.0f;
-    union {
-        int32_t i;
-        float f;
-    } scale = {.i = (n + 127) << 23};
-    y = y * scale.f;
-    y = x > 88.72283f ? INFINITY : y; /* past FLT_MAX */
-    y = x < -87.33654f ? 0.0f : y;    /* under FLT_MIN: flushed (denormal results are not kept) */
-    return x != x ? x : y;
-}
-
-/* tanh for float32, within 3 ulp (Cephes's tanhf: an odd polynomial under 0.625, 1 - 2 / (e**2|x| + 1) above) */
-static inline float tanh_f(float x)
-{
-    float a = x < 0.0f ? -x : x, z = x * x;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float small = p * z * x + x;
-    float big = 1.0f - 2.0f / (exp_f(a + a) + 1.0f);
-    big = x < 0.0f ? -big : big;
-    return a < 0.625f ? small : big;
-}
-
-static inline float activate(float v, int code)
-{
-    const float zero = 0.0f, one = 1.0f;
-    switch (code) {
-    case 1:
-        return tanh_f(v);
-    case 2:
-        return one / (one + exp_f(-v));
-    case 3: {
-        float s = 0.5f + 0.2f * v;
-        s = s < zero ? zero : s;
-        return s > one ? one : s;
-    }
-    case 4:
-        return v < zero ? zero : v;
-    default:
-        return v;
-    }
-}
-
-/* ``activate`` over ``n`` values in place, one loop per code (each vectorizes) */
-static void activate_all(float *v, int64_t n, int code)
-{
-    if (code == 1)
-        for (int64_t j = 0; j < n; j++)
-            v[j] = tanh_f(v[j]);
-    else if (code == 2)
-        for (int64_t j = 0; j < n; j++)
-            v[j] = 1.0f / (1.0f + exp_f(-v[j]));
-    else if (code == 3)
-        for (int64_t j = 0; j < n; j++)
-            v[j] = activate(v[j], 3);
-    else if (code == 4)
-        for (int64_t j = 0; j < n; j++)
-            v[j] = v[j] < 0.0f ? 0.0f : v[j];
-}
-
-/* out (rows x n, ``ldo``) = a (rows x k, ``lda``) @ b (k x n of a row-major matrix of ``ldb``; ``packed``: the same
- * in avx512_pack's layout, or NULL) + add (``ld_add``, or NULL) + bias (n, or NULL) */
-static void product(const float *a, int64_t lda, int64_t rows, int64_t k, const float *b, int64_t ldb, int64_t n,
-                    const float *packed, const float *add, int64_t ld_add, const float *bias, float *out, int64_t ldo)
-{
-    if (packed != NULL) {
-        RowEpilogue ep = {bias, add, NULL, ld_add, 0, 0.0f};
-        avx512_gemm_rows(a, lda, rows, k, packed, n, &ep, out, ldo);
-        return;
-    }
-    if (k <= avx512_k_max) {
-        RowEpilogue ep = {bias, add, NULL, ld_add, 0, 0.0f};
-        avx512_gemm_rows_direct(a, lda, rows, k, b, ldb, n, &ep, out, ldo);
-        return;
-    }
-    if (sgemm_ilp64)
-        ((sgemm64_fn)sgemm_ptr)(101, 111, 111, rows, n, k, 1.0f, a, lda, b, ldb, 0.0f, out, ldo);
-    else
-        ((sgemm32_fn)sgemm_ptr)(101, 111, 111, (int32_t)rows, (int32_t)n, (int32_t)k, 1.0f, a, (int32_t)lda, b,
-                                (int32_t)ldb, 0.0f, out, (int32_t)ldo);
-    for (int64_t r = 0; r < rows; r++) {
-        float *o = out + r * ldo;
-        if (bias)
-            for (int64_t j = 0; j < n; j++)
-                o[j] += bias[j];
-        if (add)
-            for (int64_t j = 0; j < n; j++)
-                o[j] += add[r * ld_add + j];
-    }
-}
 
 /* Rows [r0, r1) of the batch through every step (a row job of the pool: gemm_pool.h's rows_fn). */
 static void rnn_rows(int64_t *ctx, int64_t r0, int64_t r1)
@@ -157,6 +40,7 @@ static void rnn_rows(int64_t *ctx, int64_t r0, int64_t r1)
     const int act = (int)in[I_ACT], ract = (int)in[I_RACT], back = (int)in[I_BACK], seq = (int)in[I_SEQ];
     const int64_t G = kind == 0 ? 4 : 3, GU = G * U, rows = r1 - r0, chunk = in[I_CHUNK];
     const float *pack1 = (const float *)(uintptr_t)ctx[PACK1_], *pack2 = (const float *)(uintptr_t)ctx[PACK2_];
+    float *zs = (float *)(uintptr_t)ctx[ZS_], *cs = (float *)(uintptr_t)ctx[CS_], *hs = (float *)(uintptr_t)ctx[HS_];
     float *z = (float *)(uintptr_t)ctx[SCRATCH_] + r0 / chunk * chunk * (GU + U); /* this chunk's own part */
     float *tmp = z + rows * GU;
     float *hr = h + r0 * U, *cr = kind == 0 ? c + r0 * U : NULL;
@@ -168,6 +52,8 @@ static void rnn_rows(int64_t *ctx, int64_t r0, int64_t r1)
             product(hr, U, rows, U, rk, GU, GU, pack1, pt, T * GU, NULL, z, GU);
             for (int64_t r = 0; r < rows; r++) {
                 float *zr = z + r * GU, *hrow = hr + r * U, *crow = cr + r * U, *g = tmp + r * U;
+                if (zs) /* training: the pre-activations, kept for the gradient */
+                    memcpy(zs + ((r0 + r) * T + t) * GU, zr, (size_t)GU * sizeof(float));
                 activate_all(zr, 2 * U, ract);     /* i, f */
                 activate_all(zr + 2 * U, U, act);  /* the candidate */
                 activate_all(zr + 3 * U, U, ract); /* o */
@@ -178,6 +64,10 @@ static void rnn_rows(int64_t *ctx, int64_t r0, int64_t r1)
                 activate_all(g, U, act);
                 for (int64_t j = 0; j < U; j++)
                     hrow[j] = zr[3 * U + j] * g[j];
+                if (cs) {
+                    memcpy(cs + ((r0 + r) * T + t) * U, crow, (size_t)U * sizeof(float));
+                    memcpy(hs + ((r0 + r) * T + t) * U, hrow, (size_t)U * sizeof(float));
+                }
             }
         } else if (kind == 1) { /* GRU, reset before the recurrent product (TF.js) */
             product(hr, U, rows, U, rk, GU, 2 * U, pack1, pt, T * GU, NULL, z, GU);
@@ -215,7 +105,7 @@ static void rnn_rows(int64_t *ctx, int64_t r0, int64_t r1)
 }
 
 /* Take array ``i`` of the call: C-contiguous float32 of exactly ``count`` values (writable where asked). */
-static int take_rnn(Py_buffer *views, int *held, int i, PyObject *obj, const char *what, int64_t count, int writable)
+int take_rnn(Py_buffer *views, int *held, int i, PyObject *obj, const char *what, int64_t count, int writable)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, &views[i], flags) < 0)
@@ -234,10 +124,15 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
 {
     int kind, act, ract, back, seq, threads;
     long long B, T, U;
-    PyObject *op, *ork, *orb, *oh, *oc, *oout;
-    if (!PyArg_ParseTuple(args, "iLLLOOOOOOiippi", &kind, &B, &T, &U, &op, &ork, &orb, &oh, &oc, &oout, &act, &ract,
-                          &back, &seq, &threads))
+    PyObject *op, *ork, *orb, *oh, *oc, *oout, *ozs = Py_None, *ocs = Py_None, *ohs = Py_None;
+    if (!PyArg_ParseTuple(args, "iLLLOOOOOOiippi|OOO", &kind, &B, &T, &U, &op, &ork, &orb, &oh, &oc, &oout, &act,
+                          &ract, &back, &seq, &threads, &ozs, &ocs, &ohs))
         return NULL;
+    const int save = ozs != Py_None;
+    if ((save && kind != 0) || (ozs == Py_None) != (ocs == Py_None) || (ozs == Py_None) != (ohs == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "_gemm.rnn_sequence: zs, cs and hs (the training form) together, LSTM only");
+        return NULL;
+    }
     if (sgemm_ptr == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_gemm.rnn_sequence: no sgemm configured");
         return NULL;
@@ -250,8 +145,8 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
         return NULL;
     }
     const int64_t G = kind == 0 ? 4 : 3;
-    Py_buffer views[N_RNN_ARRAYS];
-    int held[N_RNN_ARRAYS] = {0};
+    Py_buffer views[N_RNN_ARRAYS], kept[3];
+    int held[N_RNN_ARRAYS] = {0}, kept_held[3] = {0};
     Job *job = NULL;
     int bad = take_rnn(views, held, P_, op, "p", B * T * G * U, 0) < 0 ||
               take_rnn(views, held, RK_, ork, "rk", U * G * U, 0) < 0 ||
@@ -259,6 +154,9 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
               take_rnn(views, held, H_, oh, "h", B * U, 1) < 0 ||
               (oc != Py_None && take_rnn(views, held, C_, oc, "c", B * U, 1) < 0) ||
               (oout != Py_None && take_rnn(views, held, OUT_, oout, "out", B * T * U, 1) < 0) ||
+              (save && (take_rnn(kept, kept_held, 0, ozs, "zs", B * T * G * U, 1) < 0 ||
+                        take_rnn(kept, kept_held, 1, ocs, "cs", B * T * U, 1) < 0 ||
+                        take_rnn(kept, kept_held, 2, ohs, "hs", B * T * U, 1) < 0)) ||
               (job = new_job()) == NULL;
     float *scratch = NULL, *pack1 = NULL, *pack2 = NULL;
     if (!bad) {
@@ -294,6 +192,8 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
             job->ctx[SCRATCH_] = (int64_t)(uintptr_t)scratch;
             job->ctx[PACK1_] = (int64_t)(uintptr_t)pack1;
             job->ctx[PACK2_] = (int64_t)(uintptr_t)pack2;
+            for (int i = 0; i < 3; i++)
+                job->ctx[ZS_ + i] = kept_held[i] ? (int64_t)(uintptr_t)kept[i].buf : 0;
             int64_t ints[] = {B, T, U, kind, act, ract, back, seq, chunk};
             memcpy(job->ctx + CTX_INTS, ints, sizeof ints);
             job->rows = rnn_rows;
@@ -311,6 +211,9 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
     for (int i = 0; i < N_RNN_ARRAYS; i++)
         if (held[i])
             PyBuffer_Release(&views[i]);
+    for (int i = 0; i < 3; i++)
+        if (kept_held[i])
+            PyBuffer_Release(&kept[i]);
     if (bad)
         return NULL;
     Py_RETURN_NONE;
