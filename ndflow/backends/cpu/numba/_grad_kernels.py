@@ -72,7 +72,7 @@ def segment_sum_rows(total, ids, values, n):  # pragma: no cover - compiled
             total[r, j] += values[i, j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")  # IEEE division (numpy's): no zero checks, so it vectorizes
 def adam_update(value, m, v, g, new_value, new_m, new_v, b1, c1, b2, c2, d1, d2, eps, neg_lr):  # pragma: no cover
     """Adam's update of one variable in one pass over flat float32 arrays, each value through the ops of
     ``train/adam.py`` in their order, every operation rounded to float32 (no fused multiply-adds): the op-by-op
