@@ -471,6 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     if torch is None:
         print("PyTorch eager and ndflow torch: skipped (torch is not installed)")
     nf.set_backend("cpu")
+    # the compiled (numba) kernels load in the background; time the steady state, as after a few seconds of training
+    from ndflow.backends.cpu.numba import kernels, warmup
+
+    if kernels() is None:
+        warmup.wait(300)
     print(describe())
     for threads in args.threads:
         set_threads(threads)

@@ -385,8 +385,21 @@ def conv_backprop_input(dy: np.ndarray, w: np.ndarray, info) -> np.ndarray | Non
         cols = np.empty((dy2.shape[0], wg.shape[1]), dtype=np.float32)
         if not native_split.matmul_into(dy2, wg, cols, threads):
             np.matmul(dy2, wg, out=cols)
-        k.add_taps(cols, dx, t0, t1, fw, dy.shape[1], dy.shape[2], sh, sw, dh, dw, pt, pl)
+        _add_taps(k, cols, dx, t0, t1, fw, dy.shape[1], dy.shape[2], (sh, sw, dh, dw, pt, pl), threads)
     return dx
+
+
+def _add_taps(k, cols: np.ndarray, dx: np.ndarray, t0: int, t1: int, fw: int, out_h: int, out_w: int,
+              geometry: tuple, threads: int) -> None:  # fmt: skip
+    """``k.add_taps`` (col2im) with the batch split over ``threads`` where the work is large enough: each sample's
+    rows of ``cols`` add onto its own rows of ``dx``, so the samples are independent (same values)."""
+    batch, per = dx.shape[0], out_h * out_w
+    parts = threads if cols.size >= DW_SPLIT_MIN_WORK * 4 else 1
+
+    def span(_: int, b0: int, b1: int) -> None:
+        k.add_taps(cols[b0 * per : b1 * per], dx[b0:b1], t0, t1, fw, out_h, out_w, *geometry)
+
+    cpu_parallel.run_spans(span, batch, parts)
 
 
 # Element counts below which the numpy expression is as fast (the call itself costs a microsecond or two).
