@@ -67,3 +67,21 @@ def test_an_update_inside_a_gradient_function_stays_op_by_op():
     finally:
         w.dispose()
         opt.dispose()
+
+
+def test_scalar_and_empty_variables_keep_their_shapes():
+    for shape in ([], [0], [2, 0, 3]):
+        init = nf.zeros(shape)
+        w = nf.variable(init, name=f"adam_shape_{len(shape)}_{sum(shape)}")
+        init.dispose()
+        opt = nf.train.adam(0.1)
+        g = nf.ones(shape)
+        try:
+            opt.apply_gradients({w.name: g})
+            opt.apply_gradients({w.name: g})
+            assert w.shape == tuple(shape)
+            if not shape:
+                assert abs(float(w.data_sync()[0]) + 0.2) < 1e-5  # two steps of -lr (Adam's first steps)
+        finally:
+            nf.dispose([g, w])
+            opt.dispose()

@@ -17,14 +17,12 @@ from .common import Output, cpu_kernel, out, values_of
 
 @cpu_kernel(kn._NdflowAdamUpdate)
 def adam_update(backend: CPUBackend, inputs: tuple, attrs: dict) -> list[Output]:
-    value, m, v, g = (np.ascontiguousarray(values_of(backend, t), dtype=np.float32) for t in inputs)
+    shape = tuple(inputs[0].shape)  # (np.ascontiguousarray makes a 0-d array 1-d: the outputs take this shape)
+    value, m, v, g = (np.ascontiguousarray(values_of(backend, t), dtype=np.float32).reshape(-1) for t in inputs)
     k = kernels()
     if k is not None and value.size:
-        shape = value.shape
-        flat = [a.reshape(-1) for a in (value, m, v, g)]
         new = [np.empty(value.size, np.float32) for _ in range(3)]
-        k.adam_update(*flat, *new, *shared_adam.scalars(attrs))
-        results = [a.reshape(shape) for a in new]
+        k.adam_update(value, m, v, g, *new, *shared_adam.scalars(attrs))
     else:
-        results = list(shared_adam.adam_update(value, m, v, g, attrs, np.sqrt))
-    return [out(backend, r, "float32") for r in results]
+        new = list(shared_adam.adam_update(value, m, v, g, attrs, np.sqrt))
+    return [out(backend, r.reshape(shape), "float32") for r in new]
