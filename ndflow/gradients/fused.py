@@ -19,7 +19,7 @@ from ..core import kernel_names as kn
 from ..core.engine import ENGINE
 from ..core.kernel_registry import register_gradient
 from ..core.tensor import Tensor
-from ..ops import add, cast, greater, greater_equal, less, logical_and, mat_mul, mul, reshape, step, sub, where
+from ..ops import add, cast, greater, greater_equal, less, logical_and, mat_mul, mul, reshape, sub, where
 from ._util import unbroadcast
 from .conv import conv2d_backprop_filter, conv2d_backprop_input, depthwise_backprop_filter, depthwise_backprop_input
 
@@ -59,7 +59,7 @@ def _activation_grad(
     if activation == "linear":
         return dy
     if activation == "relu":
-        return mul(dy, step(y))  # TF.js's fused relu gradient; two kernels where greater, cast and mul made three
+        return mul(dy, _mask(greater(y, 0.0)))
     if activation == "relu6":
         return mul(dy, _mask(logical_and(greater(y, 0.0), less(y, 6.0))))
     if activation == "elu":
