@@ -364,11 +364,7 @@ static PyObject *gemm_run_rows(PyObject *self, PyObject *args)
         release_views(views, held);
         return NULL;
     }
-    job->rows = (rows_fn)(uintptr_t)address;
-    job->m = rows;
-    job->chunk = chunk;
-    job->chunks = rows > 0 ? (long)((rows + chunk - 1) / chunk) : 0;
-    dispatch(job, threads);
+    dispatch_rows(job, (rows_fn)(uintptr_t)address, rows, chunk, threads);
     release_views(views, held);
     Py_RETURN_NONE;
 }

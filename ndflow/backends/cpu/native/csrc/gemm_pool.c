@@ -448,6 +448,15 @@ int dispatch(Job *job, int threads)
     return out_of_memory;
 }
 
+void dispatch_rows(Job *job, rows_fn fn, int64_t rows, int64_t chunk, int threads)
+{
+    job->rows = fn;
+    job->m = rows;
+    job->chunk = chunk;
+    job->chunks = rows > 0 ? (long)((rows + chunk - 1) / chunk) : 0;
+    dispatch(job, threads);
+}
+
 /* The arrays of one call: a, b, out, then bias, add, slopes where given (a NULL object: not given). */
 
 /* A zeroed job, or NULL. */

@@ -61,6 +61,9 @@ int product_packs(int64_t m, int64_t k, int by_cols);
  * any run holds the pool, idle workers spin instead of sleeping. The holds now, or -1 when a thread could not be
  * started. */
 int pool_hold(int delta, int threads);
+/* Run ``fn`` over ``rows`` rows in chunks of ``chunk`` (a row job, its context filled by the caller) on ``threads``
+ * threads; frees the job. */
+void dispatch_rows(Job *job, rows_fn fn, int64_t rows, int64_t chunk, int threads);
 /* Run a built job on ``threads`` threads, the GIL released; frees it. Whether a thread lacked memory. */
 int dispatch(Job *job, int threads);
 

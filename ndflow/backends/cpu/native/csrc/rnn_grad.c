@@ -152,11 +152,7 @@ PyObject *gemm_lstm_grad(PyObject *self, PyObject *args)
             job->ctx[PACKED_] = (int64_t)(uintptr_t)packed;
             int64_t ints[] = {T, U, act, ract, back, seq, chunk};
             memcpy(job->ctx + CTX_INTS, ints, sizeof ints);
-            job->rows = lstm_grad_rows;
-            job->m = B;
-            job->chunk = chunk;
-            job->chunks = (long)chunks;
-            dispatch(job, threads);
+            dispatch_rows(job, lstm_grad_rows, B, chunk, threads);
         }
     } else if (job == NULL && !PyErr_Occurred()) {
         PyErr_NoMemory();

@@ -196,11 +196,7 @@ PyObject *gemm_rnn_sequence(PyObject *self, PyObject *args)
                 job->ctx[ZS_ + i] = kept_held[i] ? (int64_t)(uintptr_t)kept[i].buf : 0;
             int64_t ints[] = {B, T, U, kind, act, ract, back, seq, chunk};
             memcpy(job->ctx + CTX_INTS, ints, sizeof ints);
-            job->rows = rnn_rows;
-            job->m = B;
-            job->chunk = chunk;
-            job->chunks = (long)chunks;
-            dispatch(job, threads);
+            dispatch_rows(job, rnn_rows, B, chunk, threads);
         }
     } else if (job == NULL && !PyErr_Occurred()) {
         PyErr_NoMemory();
