@@ -293,3 +293,18 @@ def test_lstm_training_through_the_fused_loop_gives_the_step_loops_weights(monke
     want = train(False)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["lstm", "gru"])
+def test_the_fused_loops_reproduce_tfjs(fused_calls, case):
+    """Real TF.js 4.22's outputs and gradients (tests/fixtures/layers_rnn.json, gen_layers_rnn.js) through the fused
+    kernels: predict runs ``_NdflowRNNSequence``, the LSTM's gradients ``_NdflowLSTMTrain`` and ``_NdflowLSTMGrad``."""
+    import test_recurrent_layers as rnn_cases
+
+    model = rnn_cases.MODELS[case]()
+    try:
+        rnn_cases.check_model(model, rnn_cases.FIXTURE[case])
+    finally:
+        model.dispose()
+    # two recurrent layers: both fused at predict; under the gradient the LSTMs too (a GRU then steps)
+    assert fused_calls[0] >= (4 if case == "lstm" else 2)

@@ -14,6 +14,13 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _taps(o, stride, pad, size, extent):  # pragma: no cover - compiled
+    """The window taps ``[k0, k1)`` of output position ``o`` that lie inside the input (``extent`` values)."""
+    start = o * stride - pad
+    return max(0, -start), min(size, extent - start)
+
+
 @njit(cache=True, nogil=True)
 def max_pool_grad2d(x, dy, dx, fh, fw, sh, sw, pt, pl, last, b0, b1):  # pragma: no cover - compiled
     """``dx[b0:b1]`` (zeroed by the caller) from ``x`` (B, H, W, C) and ``dy`` (B, OH, OW, C)."""
@@ -25,38 +32,28 @@ def max_pool_grad2d(x, dy, dx, fh, fw, sh, sw, pt, pl, last, b0, b1):  # pragma:
     best = np.empty(channels, np.float32)
     for b in range(b0, b1):
         for oh in range(out_h):
+            h0, h1 = _taps(oh, sh, pt, fh, height)
             for ow in range(out_w):
+                w0, w1 = _taps(ow, sw, pl, fw, width)
                 for c in range(channels):
                     best[c] = neg_inf
                     pos[c] = -1
-                for kh in range(fh):
-                    ih = oh * sh - pt + kh
-                    if ih < 0 or ih >= height:
-                        continue
-                    for kw in range(fw):
-                        iw = ow * sw - pl + kw
-                        if iw < 0 or iw >= width:
-                            continue
+                for kh in range(h0, h1):  # the arg-max, tap by tap in row-major order
+                    for kw in range(w0, w1):
                         t = kh * fw + kw
                         for c in range(channels):
-                            v = x[b, ih, iw, c]
-                            better = v >= best[c] if last else v > best[c]
-                            if better:
+                            v = x[b, oh * sh - pt + kh, ow * sw - pl + kw, c]
+                            if v >= best[c] if last else v > best[c]:
                                 pos[c] = t
                             if v > best[c]:
                                 best[c] = v
-                for kh in range(fh):
-                    ih = oh * sh - pt + kh
-                    if ih < 0 or ih >= height:
-                        continue
-                    for kw in range(fw):
-                        iw = ow * sw - pl + kw
-                        if iw < 0 or iw >= width:
-                            continue
+                for kh in range(h0, h1):  # dy to each tap, times 1 at the arg-max and 0 elsewhere
+                    for kw in range(w0, w1):
                         t = kh * fw + kw
                         for c in range(channels):
-                            g = dy[b, oh, ow, c]
-                            dx[b, ih, iw, c] = g * (one if pos[c] == t else zero)
+                            dx[b, oh * sh - pt + kh, ow * sw - pl + kw, c] = dy[b, oh, ow, c] * (
+                                one if pos[c] == t else zero
+                            )
 
 
 @njit(cache=True, nogil=True)
