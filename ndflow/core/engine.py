@@ -36,7 +36,7 @@ from .backend_registry import _NO_DIRECT, BACKEND_ENV_VAR, BackendRegistry, Prio
 from .containers import walk_tensors
 from .dispatch import compiled
 from .dispatch.direct_path import DirectPath
-from .dispatch.run_kernel import KernelDispatch
+from .dispatch.run_kernel import ASSIGNED, MADE, KernelDispatch
 from .flags import env
 from .kernel_registry import KernelConfig, get_gradient
 from .leaks import LeakTracker
@@ -84,6 +84,7 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
         "_next_variable_id",
         "variables", "debug", "prod", "_profiles", "_slow", "gradient_depth", "kernel_depth", "tape",
         "_next_node_id", "tracker", "_leak_records", "_track_flag", "_forced_tracking", "_calls",
+        "_calls_owner",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -121,6 +122,7 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
         self._slow = False
         # While not None (``record_calls``): each outermost kernel call, and each value read, is listed here.
         self._calls: list[tuple[str, Any, Any, Any]] | None = None
+        self._calls_owner: int | None = None  # the thread whose calls are listed
 
         # The gradient tape: on while a gradient function runs (TF.js's gradientDepth).
         self.gradient_depth = 0
@@ -202,7 +204,10 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
     # -- tensors ---------------------------------------------------------------------------------
     def make_tensor(self, values: np.ndarray, shape: tuple[int, ...], dtype: str) -> Tensor:
         backend = self._backend or self._choose_backend()
-        return self._track_output(backend.write(values, shape, dtype), shape, dtype, backend)
+        t = self._track_output(backend.write(values, shape, dtype), shape, dtype, backend)
+        if self._calls is not None:
+            self.list_event(MADE, t, values)
+        return t
 
     def make_tensor_from_output(self, output: KernelOutput) -> Tensor:
         backend = self._backend or self._choose_backend()
@@ -228,12 +233,12 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
             t.dispose()
 
     def read_sync(self, t: Tensor) -> np.ndarray:
-        if self._calls is not None:
+        if self._calls is not None and self._calls_owner == get_ident():
             self._calls.append(("", t, None, None))
         return t._info.backend.read_sync(t.data_id)
 
     async def read(self, t: Tensor) -> np.ndarray:
-        if self._calls is not None:
+        if self._calls is not None and self._calls_owner == get_ident():
             self._calls.append(("", t, None, None))
         return await t._info.backend.read(t.data_id)
 
@@ -410,6 +415,8 @@ class Engine(BackendRegistry, KernelDispatch, DirectPath, Measurement):
             self.num_bytes -= old_info.nbytes
         v.data_id = new_value.data_id
         v._info = new_info
+        if self._calls is not None:
+            self.list_event(ASSIGNED, v, new_value)
 
     def dispose_variable(self, v: Variable) -> None:
         self.dispose_tensor(v)

@@ -25,6 +25,8 @@ import math
 import numpy as np
 
 from ..core.alea import Alea
+from ..core.dispatch.run_kernel import RANDOM
+from ..core.engine import ENGINE
 
 # not a family of public ops: ``ndflow.ops`` re-exports every module's ``__all__`` at the top level
 __all__: list[str] = []
@@ -72,6 +74,8 @@ def seed_text(seed: Seed, op: str, falsy_is_unseeded: bool) -> str:
     ``falsy_is_unseeded``: the normal, gamma and multinomial draws test the seed's truthiness, so ``0``, ``NaN``
     and ``''`` draw unseeded values there; the uniform draw only treats a missing seed so.
     """
+    if ENGINE._calls is not None:  # a recorded computation draws new numbers here on every run: not replayable
+        ENGINE.list_event(RANDOM)
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, int | float | str | np.integer | np.floating)
     ):

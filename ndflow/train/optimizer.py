@@ -117,6 +117,17 @@ class Optimizer:
     ) -> Tensor | None:
         """Run ``f`` (which returns a scalar) and take one step that lowers it; the cost if ``return_cost``."""
         value, grads = self._gradients(f, var_list, "minimize")
+        return self.apply_computed(value, grads, return_cost, var_list)
+
+    def apply_computed(
+        self,
+        value: Tensor,
+        grads: Mapping[str, Tensor],
+        return_cost: bool = False,
+        var_list: Sequence[Variable] | None = None,
+    ) -> Tensor | None:
+        """The second half of :meth:`minimize`: apply ``grads`` (the gradients of ``value`` by variable name, as
+        ``compute_gradients`` returns them), free them, and return ``value`` if ``return_cost`` (else free it)."""
         try:
             if var_list is not None:
                 self._apply([(v.name, grads.get(v.name)) for v in var_list], "minimize")

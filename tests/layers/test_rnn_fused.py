@@ -155,7 +155,9 @@ def test_gradients_run_the_lstm_training_loop_and_masks_dropout_and_other_activa
         model.dispose()
 
 
-def test_training_learns_through_the_fused_lstm_loop(fused_calls):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_training_learns_through_the_fused_lstm_loop(fused_calls, compiled):
+    nf.env().set("TRAIN_COMPILE", compiled)
     model = _model("lstm", units=4)
     model.compile(optimizer="adam", loss="meanSquaredError")
     x = nf.tensor(RNG.standard_normal((8, 5, 4)).astype(np.float32))
@@ -164,7 +166,8 @@ def test_training_learns_through_the_fused_lstm_loop(fused_calls):
         history = model.fit(x, y, epochs=5, batch_size=8, verbose=0)
         losses = history.history["loss"]
         assert losses[-1] < losses[0]
-        assert fused_calls[0] == 5
+        # A compiled training step goes through the layer once (the recorded step), then replays its kernels.
+        assert fused_calls[0] == (1 if compiled else 5)
     finally:
         nf.dispose([x, y])
         model.dispose()
@@ -289,7 +292,7 @@ def test_lstm_training_through_the_fused_loop_gives_the_step_loops_weights(monke
             optimizer.dispose()
 
     got = train(True)
-    assert fused_calls[0] >= 5
+    assert fused_calls[0] >= 1  # the recorded step; the compiled training step replays its kernels after it
     want = train(False)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

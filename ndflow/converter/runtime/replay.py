@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...core.dispatch.run_kernel import EVENTS
 from ...core.engine import ENGINE
 from ...core.replay_attrs import ReplayAttrs
 from ...core.tensor import Tensor
@@ -76,7 +77,7 @@ def record(
     sig = signature(args)
     check = variable_check(args, constants, refs)
     none: Call = (sig, None, (), None, check, ())
-    kernels = [c for c in calls if c[0]]
+    kernels = [c for c in calls if c[0] and c[0] not in EVENTS]
     if len(kernels) != 1:
         return out, none
     for c in calls:  # a value read decides the attributes: only a weight's is the same next time

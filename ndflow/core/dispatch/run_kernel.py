@@ -10,6 +10,7 @@ compiled form of the plain path (dispatch/compiled.py); this method stays its sp
 
 from __future__ import annotations
 
+from _thread import get_ident
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,14 @@ from .outputs import track_output
 
 if TYPE_CHECKING:
     from ..tape import TapeNode
+
+
+# What ``record_calls`` lists besides kernel calls ``(kernel, inputs, attrs, result)`` and value reads ``("", tensor,
+# None, None)``: a tensor made from values outside a kernel ``(MADE, tensor, None, None)``, a variable given new
+# data ``(ASSIGNED, variable, new value, None)``, and a draw of random numbers ``(RANDOM, None, None, None)`` (a
+# seed taken: the values differ from call to call). No kernel has these names.
+MADE, ASSIGNED, RANDOM = "+made", "+assigned", "+random"
+EVENTS = frozenset((MADE, ASSIGNED, RANDOM))
 
 
 class KernelDispatch:
@@ -34,6 +43,7 @@ class KernelDispatch:
     debug: bool
     _profiles: list[Any]
     _calls: list[tuple[str, Any, Any, Any]] | None
+    _calls_owner: int | None
     gradient_depth: int
     kernel_depth: int
     tape: list[TapeNode] | None
@@ -78,20 +88,30 @@ class KernelDispatch:
             result: Any = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
         else:
             result = self._track_output(raw[0], raw[1], raw[2], backend)
-        if self.kernel_depth == 0 and self._calls is not None:
-            self._calls.append((config.kernel_name, inputs, attrs, result))
+        calls = self._calls
+        if self.kernel_depth == 0 and calls is not None and self._calls_owner == get_ident():
+            calls.append((config.kernel_name, inputs, attrs, result))
         return result
 
     def record_calls(self) -> list[tuple[str, Any, Any, Any]]:
-        """Start listing kernel calls ``(kernel, inputs, attrs, result)`` and value reads ``("", tensor, None,
-        None)`` (kernels take their plain, unobserved path meanwhile); :meth:`stop_recording` ends it."""
+        """Start listing the calling thread's kernel calls ``(kernel, inputs, attrs, result)``, value reads
+        ``("", tensor, None, None)`` and the events above (kernels take their unobserved path meanwhile, taped
+        while a gradient tape is open); :meth:`stop_recording` ends it."""
         self._calls = []
+        self._calls_owner = get_ident()
         self._update_slow()
         return self._calls
 
     def stop_recording(self) -> None:
         self._calls = None
+        self._calls_owner = None
         self._update_slow()
+
+    def list_event(self, kind: str, tensor: Any = None, value: Any = None) -> None:
+        """List an event (``MADE``, ``ASSIGNED``, ``RANDOM``) of the recording thread while calls are listed."""
+        calls = self._calls
+        if calls is not None and self._calls_owner == get_ident():
+            calls.append((kind, tensor, value, None))
 
     def _run_kernel_taped(
         self, config: KernelConfig, backend: Backend, inputs: tuple[Tensor, ...], attrs: dict[str, Any] | None
@@ -102,6 +122,10 @@ class KernelDispatch:
             tensors = [self._track_output(o[0], o[1], o[2], backend) for o in raw]
         else:
             tensors = [self._track_output(raw[0], raw[1], raw[2], backend)]
+        result = tensors if raw.__class__ is list else tensors[0]
         if self.kernel_depth == 0:
             self.record(config.kernel_name, inputs, tensors, attrs)
-        return tensors if raw.__class__ is list else tensors[0]
+            calls = self._calls
+            if calls is not None and self._calls_owner == get_ident():
+                calls.append((config.kernel_name, inputs, attrs, result))
+        return result

@@ -46,6 +46,7 @@ from .callbacks import (
     standardize_callbacks,
 )
 from .compiled_inference import compiled_outputs
+from .compiled_training import compiled_gradients
 from .compiling import CompileMixin
 from .executor import FeedDict, execute
 from .pacing import SYNC, Pace, check_yield_every, run_sync
@@ -200,8 +201,17 @@ class TrainingMixin(CompileMixin):
                 return total
 
             variables = [w.read() for w in self.collected_trainable_weights or []]
-            cost = self.optimizer_.minimize(total_loss_function, True, variables)
-            return [cost, *metrics_values]
+            optimizer = self.optimizer_
+            if type(optimizer).minimize is not Optimizer.minimize:  # a subclass's own minimize runs as it is
+                return [optimizer.minimize(total_loss_function, True, variables), *metrics_values]
+            value, grads = compiled_gradients(
+                self,
+                lambda: optimizer._gradients(total_loss_function, variables, "minimize"),
+                data,
+                variables,
+                metrics_values,
+            )
+            return [optimizer.apply_computed(value, grads, True, variables), *metrics_values]
 
         return train
 
