@@ -156,7 +156,10 @@ class CallbackList:
         """Call ``hook(*args, logs)`` on every callback in order, waiting for each result with ``wait`` (the
         training loop's pace: the plain ``fit`` runs async callbacks to their end, ``fit_async`` awaits them)."""
         logs = {} if logs is None else logs
+        noop = getattr(BaseCallback, hook)
         for callback in self.callbacks:
+            if getattr(type(callback), hook, None) is noop:  # the base class's no-op: nothing to call or wait for
+                continue
             if not callback.wants_tensors:
                 resolve_scalars_in_logs(logs)
             await wait(getattr(callback, hook)(*args, logs))

@@ -466,7 +466,7 @@ class TrainingMixin(CompileMixin):
         validation_steps: int | None,
     ) -> None:
         """One step on the samples ``indices`` (logs kept for the callbacks); then validation if ``epoch_logs``."""
-        ids = ops.tensor1d(indices.astype(np.int32), "int32")
+        ids = ENGINE.make_tensor(indices.astype(np.int32), (len(indices),), "int32")
         batch_logs["batch"] = batch_index
         batch_logs["size"] = len(indices)
         outs = f([None if a is None else ops.gather(a, ids) for a in ins])
