@@ -157,3 +157,7 @@ _ENV.register_flag("CHECK_COMPUTATION_FOR_ERRORS", lambda: True)
 _ENV.register_flag("DEPRECATION_WARNINGS_ENABLED", lambda: True)
 #: The most bytes one weight may take, in a loaded manifest or a layer's add_weight (untrusted model files).
 _ENV.register_flag("MAX_WEIGHT_BYTES", lambda: 4 * 1024**3)
+#: Layers models run by the graph-model optimizer and program (layers/engine/compiled_inference.py).
+_ENV.register_flag("LAYERS_COMPILE", lambda: True)
+#: Training steps recorded once per batch signature and replayed (layers/engine/compiled_training.py).
+_ENV.register_flag("TRAIN_COMPILE", lambda: True)

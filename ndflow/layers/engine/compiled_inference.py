@@ -33,7 +33,7 @@ from .training_utils import weights_lock
 if TYPE_CHECKING:
     from ...converter.runtime.executor import GraphExecutor
 
-env().register_flag("LAYERS_COMPILE", lambda: True)
+# The flag LAYERS_COMPILE is registered with the core flags (core/flags.py): settable before this module loads.
 
 _ATTR = "_compiled_inference"
 

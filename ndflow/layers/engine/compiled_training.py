@@ -41,7 +41,7 @@ from ...core.globals import keep
 from ...core.replay_attrs import ReplayAttrs
 from ...core.tensor import Tensor, Variable
 
-env().register_flag("TRAIN_COMPILE", lambda: True)
+# The flag TRAIN_COMPILE is registered with the core flags (core/flags.py): settable before this module loads.
 
 _ATTR = "_compiled_training"
 _MAX_PLANS = 8  # input signatures kept per model (a fit's last, smaller batch is a second one)
