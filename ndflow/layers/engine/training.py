@@ -161,16 +161,26 @@ class TrainingMixin(CompileMixin):
         return xs, ys, weights
 
     # -- the step functions -----------------------------------------------------------------------
-    def make_train_function(self) -> Callable[[list[Tensor | None]], list[Tensor]]:
+    def make_train_function(self, distribution: Any = None) -> Callable[[list[Tensor | None] | None], list[Tensor]]:
         """A function of ``inputs + targets + sample weights`` that takes one optimizer step; returns the
-        total loss (with regularization penalties) and the metric values (per-output losses first)."""
+        total loss (with regularization penalties) and the metric values (per-output losses first).
+
+        With a ``distribution`` (``nf.distributed.DataParallel``) the gradients, the loss and the metrics are
+        averaged across its processes (weighted by their batch sizes) before the optimizer applies them; ``None``
+        or an empty batch stands for a process that has no sample in this step and contributes nothing."""
         n_in, n_out = len(self.inputs), len(self.outputs)
 
-        def train(data: list[Tensor | None]) -> list[Tensor]:
+        def train(data: list[Tensor | None] | None) -> list[Tensor]:
             with weights_lock(self):  # predictions in other threads wait for the step (docs/threads.md)
                 return step(data)
 
-        def step(data: list[Tensor | None]) -> list[Tensor]:
+        def step(data: list[Tensor | None] | None) -> list[Tensor]:
+            if distribution is not None and (data is None or data[0] is None or data[0].shape[0] == 0):
+                variables = [w.read() for w in self.collected_trainable_weights or []]
+                value, grads, metrics = distribution.reduce(None, None, [None] * len(self.metrics_tensors), 0,
+                                                            variables)  # fmt: skip
+                return [self.optimizer_.apply_computed(value, grads, True, variables), *metrics]
+            assert data is not None
             inputs, targets = data[:n_in], data[n_in : n_in + n_out]
             sample_weights = list(data[n_in + n_out : n_in + 2 * n_out]) + [None] * n_out
             loss_values: list[Tensor] = []
@@ -203,6 +213,11 @@ class TrainingMixin(CompileMixin):
             variables = [w.read() for w in self.collected_trainable_weights or []]
             optimizer = self.optimizer_
             if type(optimizer).minimize is not Optimizer.minimize:  # a subclass's own minimize runs as it is
+                if distribution is not None:
+                    raise ValueError(
+                        f"fit: distribution= averages gradients between their computation and their application, "
+                        f"which the optimizer {type(optimizer).__name__}'s own minimize() does in one call"
+                    )
                 return [optimizer.minimize(total_loss_function, True, variables), *metrics_values]
             value, grads = compiled_gradients(
                 self,
@@ -211,6 +226,10 @@ class TrainingMixin(CompileMixin):
                 variables,
                 metrics_values,
             )
+            if distribution is not None:  # average across the processes (outside the recorded step)
+                value, grads, metrics_values = distribution.reduce(
+                    value, grads, metrics_values, inputs[0].shape[0], variables
+                )
             return [optimizer.apply_computed(value, grads, True, variables), *metrics_values]
 
         return train
@@ -308,6 +327,7 @@ class TrainingMixin(CompileMixin):
         validation_steps: int | None,
         yield_every: str | float | None,
         callback_model: Any,
+        distribution: Any = None,
     ) -> History:
         """``fit`` at ``pace`` (see ``training_api.TrainingApiMixin.fit``)."""
         if self.is_training:
@@ -362,7 +382,11 @@ class TrainingMixin(CompileMixin):
                 )
             ins = [*inputs, *targets, *weights]
             self.check_trainable_weights_consistency()
-            train_function = self.make_train_function()
+            fit_callbacks = standardize_callbacks(callbacks, yield_every)
+            if distribution is not None:  # join the processes, resume, start from rank 0's weights
+                initial_epoch = distribution.setup(self, initial_epoch)
+                fit_callbacks += distribution.callbacks()
+            train_function = self.make_train_function(distribution)
             out_labels = self.get_deduped_metrics_names()
             if val_ins is not None:
                 val_function = self.make_test_function()
@@ -371,9 +395,9 @@ class TrainingMixin(CompileMixin):
                 val_function = None
                 callback_metrics = list(out_labels)
             return await self._fit_loop(
-                pace, train_function, ins, out_labels, batch_size, epochs, verbose,
-                standardize_callbacks(callbacks, yield_every), val_function, val_ins, shuffle, callback_metrics,
-                initial_epoch, steps_per_epoch, validation_steps, callback_model or self,
+                pace, train_function, ins, out_labels, batch_size, epochs, verbose, fit_callbacks, val_function,
+                val_ins, shuffle, callback_metrics, initial_epoch, steps_per_epoch, validation_steps,
+                callback_model or self, distribution,
             )  # fmt: skip
         finally:
             self.is_training = False
@@ -397,6 +421,7 @@ class TrainingMixin(CompileMixin):
         steps_per_epoch: int | None,
         validation_steps: int | None,
         callback_model: Any,
+        distribution: Any = None,
     ) -> History:
         do_validation = val_f is not None and val_ins is not None
         num_samples = ins[0].shape[0]
@@ -415,6 +440,8 @@ class TrainingMixin(CompileMixin):
             for epoch in range(initial_epoch, epochs):
                 await pace.hooks(callback_list, "on_epoch_begin", None, epoch)
                 epoch_logs: dict[str, Any] = {}
+                if distribution is not None:  # the same order on every process, also after a restart
+                    rng = distribution.epoch_rng(epoch)
                 try:
                     if steps_per_epoch is not None:  # beyond TF.js: endless passes over the data
                         while len(pending) < steps_per_epoch and num_samples:
@@ -425,13 +452,17 @@ class TrainingMixin(CompileMixin):
                     for batch_index, indices in enumerate(batches):
                         batch_logs: dict[str, Any] = {}
                         await pace.hooks(callback_list, "on_batch_begin", batch_logs, batch_index)
+                        if distribution is not None:  # this process's part of the global batch
+                            indices = distribution.local_indices(indices)
                         try:
                             validate = do_validation and batch_index == len(batches) - 1
-                            tidy(
+                            ENGINE.tidy(  # not the public tidy: it would inspect the partial's signature
+                                None,
                                 partial(
                                     self._train_batch, f, ins, indices, batch_index, out_labels, batch_logs,
                                     epoch_logs if validate else None, val_f, val_ins, batch_size, validation_steps,
-                                )
+                                ),
+                                (), {},
                             )  # fmt: skip
                             await pace.hooks(callback_list, "on_batch_end", batch_logs, batch_index)
                         finally:
