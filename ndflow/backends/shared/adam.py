@@ -18,9 +18,22 @@ def scalars(attrs: dict) -> list[np.float32]:
 
 
 def adam_update(value: Any, m: Any, v: Any, g: Any, attrs: dict, sqrt: Any) -> tuple[Any, Any, Any]:
-    """``(new_value, new_m, new_v)`` with array operations (``sqrt`` the backend's)."""
-    b1, c1, b2, c2, d1, d2, eps, neg_lr = scalars(attrs)
-    new_m = m * b1 + g * c1
-    new_v = v * b2 + (g * g) * c2
-    step = (new_m / d1) / (sqrt(new_v / d2) + eps) * neg_lr
-    return step + value, new_m, new_v
+    """``(new_value, new_m, new_v)`` with array operations (``sqrt`` the backend's, taking ``out=``): each product,
+    quotient and sum rounded as the op-by-op update rounds it, into as few new arrays as that allows. The scalars
+    are Python floats: numpy (NEP 50) and torch round them to the arrays' float32, as the float32 scalars of the
+    op-by-op update (a numpy scalar operand sends torch through a slower path)."""
+    b1, c1, b2, c2, d1, d2, eps, neg_lr = (float(x) for x in scalars(attrs))
+    new_m = m * b1
+    new_m += g * c1
+    scaled = g * g
+    scaled *= c2
+    new_v = v * b2
+    new_v += scaled
+    step = new_m / d1
+    denominator = new_v / d2
+    sqrt(denominator, out=denominator)
+    denominator += eps
+    step /= denominator
+    step *= neg_lr
+    step += value
+    return step, new_m, new_v

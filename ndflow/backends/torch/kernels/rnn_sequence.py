@@ -9,6 +9,7 @@ from ....core import kernel_names as kn
 from ...shared import rnn_train as shared_train
 from ...shared.rnn_loop import Elementwise, run_loop
 from ..backend import TorchBackend
+from . import lstm_loops
 from .common import Output, out, torch_kernel, values_of
 
 _TORCH = Elementwise(torch.tanh, torch.exp, torch.clamp, torch.relu)
@@ -34,6 +35,11 @@ def rnn_sequence(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Outp
     return outputs
 
 
+def _common_activations(attrs: dict) -> bool:
+    """An LSTM with ``tanh`` and a ``sigmoid`` recurrent activation (``lstm_loops``' fused steps)."""
+    return int(attrs["activation"]) == 1 and int(attrs["recurrent_activation"]) == 2
+
+
 def _f32(backend: TorchBackend, t: object) -> torch.Tensor:
     return values_of(backend, t).float()  # type: ignore[arg-type]
 
@@ -42,6 +48,12 @@ def _f32(backend: TorchBackend, t: object) -> torch.Tensor:
 def lstm_train(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """An LSTM's loop in training: ``[outputs, h, c]`` and what its gradient needs (``zs``, ``cs``, ``hs``)."""
     p, rk, h0, c0 = (_f32(backend, t) for t in inputs)
+    if _common_activations(attrs):
+        with torch.no_grad():
+            h, c, zs, cs, hs = lstm_loops.train_loop(p, rk, h0, c0, bool(attrs["go_backwards"]))
+            first = hs.clone() if attrs["return_sequences"] else h.clone()
+            values = [first, h.clone(), c.clone(), zs, cs, hs]
+        return [out(backend, v, "float32", tuple(v.shape)) for v in values]
 
     def empty(shape: tuple[int, ...]) -> torch.Tensor:
         return torch.empty(shape, dtype=torch.float32, device=p.device)
@@ -55,6 +67,13 @@ def lstm_train(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output
 def lstm_grad(backend: TorchBackend, inputs: tuple, attrs: dict) -> list[Output]:
     """``[dp, drk, dh0, dc0]`` of :func:`lstm_train` from its outputs' gradients and saved values."""
     values = [_f32(backend, t) for t in inputs]
+    if _common_activations(attrs):
+        with torch.no_grad():
+            dp, drk, dh0, dc0 = lstm_loops.grad_loop(
+                *values, bool(attrs["go_backwards"]), bool(attrs["return_sequences"])
+            )
+            grads = [dp, drk, dh0.clone(), dc0.clone()]
+        return [out(backend, v, "float32", tuple(v.shape)) for v in grads]
 
     def zeros(shape: tuple[int, ...]) -> torch.Tensor:
         return torch.zeros(shape, dtype=torch.float32, device=values[0].device)
