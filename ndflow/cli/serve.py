@@ -79,6 +79,11 @@ def _parser() -> CliParser:
     p.add_argument("--threads", type=count(1), default=None, help="threads running the models (default: per CPU)")
     p.add_argument("--backend", default=None, help="ndflow backend (default: the best available)")
     p.add_argument(
+        "--no-gc-tuning",
+        action="store_true",
+        help="keep Python's garbage collector as it is (default: freeze what is loaded, collect less often)",
+    )
+    p.add_argument(
         "--graceful-s",
         type=_positive_float,
         default=30.0,
@@ -120,7 +125,8 @@ def _serve(argv: list[str]) -> int:
     try:
         config = ServeConfig(models=args.models, max_batch=args.max_batch, batch_timeout_ms=args.batch_timeout_ms,
                              max_body_bytes=int(args.max_body_mb * 1024 * 1024), request_timeout_s=args.timeout_s,
-                             poll_s=args.poll_s, threads=args.threads, backend=args.backend)  # fmt: skip
+                             poll_s=args.poll_s, threads=args.threads, backend=args.backend,
+                             tune_gc=not args.no_gc_tuning)  # fmt: skip
     except ValueError as exc:
         raise CliError(str(exc)) from None
     for name, path in config.models.items():

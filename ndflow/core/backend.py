@@ -90,6 +90,11 @@ class Backend:
         default): nothing to release."""
         return None
 
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait (``timeout`` seconds at most) for work the backend does in the background before it runs at full
+        speed (the cpu backend's compiled kernels loading); whether it is done. The default: nothing to wait for."""
+        return True
+
     def memory(self) -> dict[str, Any]:
         """Backend-specific memory fields, merged into ``nf.memory()``."""
         return {"unreliable": False, "reasons": []}

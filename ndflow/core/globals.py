@@ -155,8 +155,11 @@ def remove_backend(name: str) -> None:
 
 
 async def ready() -> None:
-    """Wait until the active backend is initialized."""
-    ENGINE.backend  # noqa: B018 - initializes the best backend
+    """Wait until the active backend is initialized and runs at full speed (the cpu backend: its compiled kernels
+    loaded, which happens in the background after the first kernel call); the event loop keeps running."""
+    backend = ENGINE.backend
+    while not backend.wait_ready(0):
+        await _sleep(0.02)
     await _sleep(0)
 
 

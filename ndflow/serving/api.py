@@ -43,6 +43,24 @@ def _starlette() -> Any:
     return starlette
 
 
+def _backend_ready() -> None:
+    from ..core.engine import ENGINE
+
+    if not ENGINE.backend.wait_ready(120.0):
+        LOG.warning("the backend's compiled kernels are still loading after 120 s; serving meanwhile")
+
+
+def _tune_gc() -> None:
+    """``ServeConfig.tune_gc``: the objects alive now (modules, models, libraries) out of the collector's scans, and
+    the youngest generation collected every 20,000 allocations (never fewer than the process had set)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    first, *rest = gc.get_threshold()
+    gc.set_threshold(max(first, 20_000), *rest)
+
+
 def _json(body: Any, status: int = 200) -> Any:
     from starlette.responses import Response
 
@@ -76,7 +94,12 @@ class ServingState:
 
             set_backend(self.config.backend)
         self.executor = ThreadPoolExecutor(self.config.threads, thread_name_prefix="ndflow-serve")
+        # The backend at full speed before the warm-up runs (the cpu backend loads its compiled kernels in the
+        # background: until then its convolutions run several times slower, and the load takes a core).
+        await self.loop.run_in_executor(self.executor, _backend_ready)
         await self.loop.run_in_executor(self.executor, self.registry.load_all)
+        if self.config.tune_gc:
+            _tune_gc()
         for s in self.registry.servables():
             self.metrics.loads.labels(s.name, "ok").inc()
         if self.config.poll_s > 0:

@@ -62,7 +62,12 @@ class ServeConfig:
     oldest request of a batch waits for others; ``max_body_bytes``: the request size limit (413 above it);
     ``request_timeout_s``: the time a predict request may take (504 after it); ``poll_s``: how often the model
     folders are looked at for a new version (0: never); ``threads``: the threads that run the models;
-    ``backend``: the ndflow backend (None: the default)."""
+    ``backend``: the ndflow backend (None: the default); ``tune_gc``: once the models are loaded, move every object
+    alive then out of the garbage collector's scans (``gc.freeze``) and collect the youngest generation every 20,000
+    allocations instead of 700 (a decoded JSON request makes thousands of lists: with the default settings the
+    collections it triggers, scanning the models' and libraries' objects, took longer than the model's run).
+    These are the process's settings: an app embedded in a program whose collector must stay as it was passes
+    ``tune_gc=False``."""
 
     models: dict[str, str] = field(default_factory=dict)
     max_batch: int = 32
@@ -73,6 +78,7 @@ class ServeConfig:
     threads: int | None = None
     warm_up: bool = True
     backend: str | None = None
+    tune_gc: bool = True
 
     def __post_init__(self) -> None:
         self.models = model_map(self.models)

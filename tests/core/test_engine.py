@@ -132,6 +132,43 @@ def test_default_backend_is_the_best_available():
 
 def test_ready_is_awaitable():
     assert asyncio.run(nf.ready()) is None
+
+
+def test_ready_waits_for_the_cpu_backends_compiled_kernels(monkeypatch):
+    """``nf.ready()`` polls ``Backend.wait_ready`` (the cpu backend: its compiled kernels loading in the background)
+    and lets the event loop run meanwhile."""
+    from ndflow.core.engine import ENGINE
+
+    backend = ENGINE.backend
+    answers = iter([False, False, True])
+    calls = []
+
+    def wait_ready(timeout=None):
+        calls.append(timeout)
+        return next(answers)
+
+    monkeypatch.setattr(backend, "wait_ready", wait_ready)
+    ticks = []
+
+    async def main():
+        async def tick():
+            for _ in range(3):
+                ticks.append(1)
+                await asyncio.sleep(0.005)
+
+        await asyncio.gather(nf.ready(), tick())
+
+    asyncio.run(main())
+    assert calls == [0, 0, 0]
+    assert ticks == [1, 1, 1]
+
+
+def test_cpu_backend_wait_ready_loads_the_kernels():
+    from ndflow.backends.cpu.numba import warmup
+
+    backend = nf.find_backend("cpu")
+    assert backend.wait_ready(60) is True
+    assert warmup.wait(0) is True
     assert nf.get_backend() == "cpu"
 
 

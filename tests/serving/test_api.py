@@ -45,7 +45,7 @@ def server(models):
     import ndflow.serving as serving
 
     app = serving.app({n: str(models / n) for n in ("dense", "multi", "fixed", "basic", "strings")},
-                      max_batch=8, batch_timeout_ms=2, poll_s=0, max_body_bytes=LIMIT)  # fmt: skip
+                      max_batch=8, batch_timeout_ms=2, poll_s=0, max_body_bytes=LIMIT, tune_gc=False)  # fmt: skip
     with ServerThread(app) as running, httpx.Client(base_url=running.url, timeout=30) as client:
         running.client = client
         yield running

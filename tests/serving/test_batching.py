@@ -191,7 +191,9 @@ def test_concurrent_requests_are_merged_and_answered_exactly(tmp_path):
     xs = rng.normal(size=(48, 3)).astype(np.float32)
     (want,) = predict_local(tmp_path / "dense" / "model.json", xs)
     before = nf.memory().num_tensors
-    app = serving.app([str(tmp_path / "dense"), str(tmp_path / "fixed")], max_batch=16, batch_timeout_ms=30, poll_s=0)
+    app = serving.app(
+        [str(tmp_path / "dense"), str(tmp_path / "fixed")], max_batch=16, batch_timeout_ms=30, poll_s=0, tune_gc=False
+    )
     with ServerThread(app) as running, httpx.Client(base_url=running.url, timeout=30) as client:
 
         def one(i):

@@ -87,3 +87,14 @@ def test_serve_subprocess(tmp_path, workers):
     records = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     assert any(r.get("event") == "load" and r.get("model") == "clf" for r in records), err[-2000:]
     assert any(r.get("event") == "predict" and r.get("status") == 400 for r in records)
+
+
+def test_gc_tuning_freezes_what_is_loaded_and_collects_less_often():
+    """``ServeConfig.tune_gc`` (on for ``ndflow serve``): run in a fresh process, since it sets the process's
+    collector."""
+    code = (
+        "import gc; from ndflow.serving.api import _tune_gc; gc.set_threshold(700, 10, 10); _tune_gc(); "
+        "print(gc.get_freeze_count() > 1000, gc.get_threshold())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True", "(20000,", "10,", "10)"]

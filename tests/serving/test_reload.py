@@ -39,7 +39,10 @@ def test_highest_version_is_served(tmp_path):
     save(dense_model(seed=1), tmp_path / "m" / "1")
     save(dense_model(seed=2), tmp_path / "m" / "2")
     (want,) = predict_local(tmp_path / "m" / "2" / "model.json", np.array(X, np.float32))
-    with ServerThread(serving.app([str(tmp_path / "m")], poll_s=0)) as running, _client(running.url) as client:
+    with (
+        ServerThread(serving.app([str(tmp_path / "m")], poll_s=0, tune_gc=False)) as running,
+        _client(running.url) as client,
+    ):
         status = client.get("/v1/models/m").json()["model_version_status"]
         assert [(s["version"], s["state"]) for s in status] == [("2", "AVAILABLE")]
         np.testing.assert_allclose(client.post("/v1/models/m:predict", json={"instances": X}).json()["predictions"],
@@ -52,7 +55,7 @@ def test_hot_reload_under_traffic_and_a_failed_reload(tmp_path):
 
     save(dense_model(seed=1), tmp_path / "m" / "1")
     before = nf.memory().num_tensors
-    app = serving.app([str(tmp_path / "m")], poll_s=0.05, max_batch=8, batch_timeout_ms=1)
+    app = serving.app([str(tmp_path / "m")], poll_s=0.05, max_batch=8, batch_timeout_ms=1, tune_gc=False)
     failures: list[str] = []
     versions: set[str] = set()
     stop = threading.Event()
@@ -102,7 +105,9 @@ def test_a_plain_folder_is_version_1_and_a_model_that_never_loads_stops_the_star
     assert versions_of(str(tmp_path / "plain")) == {1: str(tmp_path / "plain" / "model.json")}
     (tmp_path / "broken" / "1").mkdir(parents=True)
     (tmp_path / "broken" / "1" / "model.json").write_text("not json")
-    state = ServingState(ServeConfig(models=[str(tmp_path / "plain"), str(tmp_path / "broken")], poll_s=0))
+    state = ServingState(
+        ServeConfig(models=[str(tmp_path / "plain"), str(tmp_path / "broken")], poll_s=0, tune_gc=False)
+    )
     with pytest.raises(LoadError, match="broken.*not a model.json"):
         asyncio.run(state.startup())
     state.executor.shutdown()
@@ -124,7 +129,7 @@ def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
     import ndflow.serving as serving
 
     save(dense_model(), tmp_path / "m")
-    app = serving.app([str(tmp_path / "m")], poll_s=0, max_batch=64, batch_timeout_ms=5)
+    app = serving.app([str(tmp_path / "m")], poll_s=0, max_batch=64, batch_timeout_ms=5, tune_gc=False)
     results: list[int] = []
     running = ServerThread(app).__enter__()
     _slow(running, "m", 0.4)
@@ -144,7 +149,9 @@ def test_request_timeout_is_504(tmp_path):
 
     save(dense_model(), tmp_path / "m")
     before = nf.memory().num_tensors
-    app = serving.app([str(tmp_path / "m")], poll_s=0, max_batch=64, batch_timeout_ms=5, request_timeout_s=0.05)
+    app = serving.app(
+        [str(tmp_path / "m")], poll_s=0, max_batch=64, batch_timeout_ms=5, request_timeout_s=0.05, tune_gc=False
+    )
     with ServerThread(app) as running, _client(running.url) as client:
         _slow(running, "m", 0.3)
         r = client.post("/v1/models/m:predict", json={"instances": X})

@@ -176,6 +176,14 @@ class CPUBackend(RefCountedStore, Backend):
 
         return native_split.hold(parallel.threads())
 
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Starts loading the compiled kernels (numba) if nothing has yet, and waits for the background load: until
+        it ends, kernels run their numpy paths (several times slower for convolutions)."""
+        from .numba import kernels, warmup
+
+        kernels()
+        return warmup.wait(timeout)
+
     def memory(self) -> dict[str, Any]:
         return {"unreliable": False, "reasons": []}
 
