@@ -93,6 +93,19 @@ def run_lstm_train(p: Any, rk: Any, h: Any, c: Any, zs: Any, cs: Any, hs: Any, a
         hs[:, t] = h
 
 
+def lstm_grad_step_inputs(
+    d_out: Any, dh: Any, zs: Any, cs: Any, hs: Any, h0: Any, c0: Any, t: int, sequences: bool
+) -> tuple[Any, Any, Any, Any, Any]:
+    """What the backward pass through an LSTM's loop reads at processing step ``t``: the output's gradient (with
+    the sequence's step ``t`` added when ``sequences``), the step's gate pre-activations and cell state, and the
+    previous step's cell state and output (the initial states at ``t`` 0)."""
+    if sequences:
+        dh = dh + d_out[:, t]
+    c_prev = cs[:, t - 1] if t > 0 else c0
+    h_prev = hs[:, t - 1] if t > 0 else h0
+    return dh, zs[:, t], cs[:, t], c_prev, h_prev
+
+
 def run_lstm_grad(d_out: Any, dh: Any, dc: Any, rk: Any, h0: Any, c0: Any, zs: Any, cs: Any, hs: Any, dp: Any,
                   drk: Any, act: int, ract: int, backwards: bool, sequences: bool,
                   fns: Elementwise) -> tuple[Any, Any]:  # fmt: skip
@@ -105,11 +118,7 @@ def run_lstm_grad(d_out: Any, dh: Any, dc: Any, rk: Any, h0: Any, c0: Any, zs: A
         dh = dh + d_out
     rk_t = rk.T
     for t in range(steps - 1, -1, -1):
-        if sequences:
-            dh = dh + d_out[:, t]
-        z, c = zs[:, t], cs[:, t]
-        c_prev = cs[:, t - 1] if t > 0 else c0
-        h_prev = hs[:, t - 1] if t > 0 else h0
+        dh, z, c, c_prev, h_prev = lstm_grad_step_inputs(d_out, dh, zs, cs, hs, h0, c0, t, sequences)
         zi, zf, zg, zo = z[:, :units], z[:, units : 2 * units], z[:, 2 * units : 3 * units], z[:, 3 * units :]
         i, f, g, o = activate(zi, ract, fns), activate(zf, ract, fns), activate(zg, act, fns), activate(zo, ract, fns)
         ac = activate(c, act, fns)

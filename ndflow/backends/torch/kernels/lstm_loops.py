@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from ...shared.rnn_loop import lstm_grad_step_inputs
+
 
 def train_loop(
     p: torch.Tensor, rk: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, backwards: bool
@@ -46,11 +48,7 @@ def grad_loop(
         dh = dh + d_out
     rk_t = rk.t()
     for t in range(steps - 1, -1, -1):
-        if sequences:
-            dh = dh + d_out[:, t]
-        z, c = zs[:, t], cs[:, t]
-        c_prev = cs[:, t - 1] if t > 0 else c0
-        h_prev = hs[:, t - 1] if t > 0 else h0
+        dh, z, c, c_prev, h_prev = lstm_grad_step_inputs(d_out, dh, zs, cs, hs, h0, c0, t, sequences)
         s = torch.sigmoid(z)
         g = torch.tanh(z[:, u2:u3])
         ac = torch.tanh(c)
