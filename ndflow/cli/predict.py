@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
-import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -85,39 +83,9 @@ def seeded_input(shape: Sequence[int] | None, dtype: str | None, index: int, see
 
 
 def _load_model(path: str) -> tuple[str, Any]:
-    import ndflow as nf
-    from ndflow.converter import load_graph_model
-    from ndflow.io import is_graph_model
+    from ndflow.layers.model_loading import load_any_model
 
-    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://", path) and not path.startswith("file://"):
-        return _load_url(path)
-    model_json = path
-    if os.path.isdir(path):
-        model_json = os.path.join(path, "model.json")
-    with open(model_json, "rb") as f:
-        try:
-            parsed = json.loads(f.read())
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-            raise ValueError(f"{model_json} is not a model.json (not JSON: {exc})") from None
-    if isinstance(parsed, dict) and is_graph_model(parsed):
-        return "graph", load_graph_model(path)
-    loader = getattr(nf, "load_layers_model", None) or getattr(getattr(nf, "layers", None), "load_layers_model", None)
-    if loader is None:
-        raise CliError(f"{path} is a layers model, and this ndflow has no nf.load_layers_model yet", FAILURE)
-    return "layers", loader(path)
-
-
-def _load_url(url: str) -> tuple[str, Any]:
-    """A model from a URL (``npm://``, ``http(s)://``): its artifacts are read once, then loaded as a graph or a
-    layers model, whichever their topology is."""
-    import ndflow as nf
-    from ndflow.converter import load_graph_model
-
-    artifacts = nf.io.resolve_load_handler(url).load()
-    topology = artifacts.model_topology
-    if isinstance(topology, dict) and "node" in topology:
-        return "graph", load_graph_model(nf.io.from_memory(artifacts))
-    return "layers", nf.load_layers_model(nf.io.from_memory(artifacts))
+    return load_any_model(path)
 
 
 def _inputs_of(kind: str, model: Any) -> list[tuple[str, Any, Any]]:

@@ -8,7 +8,6 @@ was after each request."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -25,29 +24,6 @@ from .errors import ServingError
 
 LOG = logging.getLogger("ndflow.serving")
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://")
-
-
-def _load(path: str) -> tuple[str, Any]:
-    """(``"graph"`` or ``"layers"``, the model) from a ``model.json`` path or a URL."""
-    from ..converter import load_graph_model
-    from ..io import from_memory, is_graph_model, resolve_load_handler
-    from ..layers import load_layers_model
-
-    if _URL.match(path) and not path.startswith("file://"):
-        artifacts = resolve_load_handler(path).load()
-        topology = artifacts.model_topology
-        if isinstance(topology, dict) and "node" in topology:
-            return "graph", load_graph_model(from_memory(artifacts))
-        return "layers", load_layers_model(from_memory(artifacts))
-    local = path[len("file://") :] if path.startswith("file://") else path
-    with open(local, "rb") as f:
-        try:
-            parsed = json.loads(f.read())
-        except ValueError as exc:
-            raise ValueError(f"{local} is not a model.json (not JSON: {exc})") from None
-    if isinstance(parsed, dict) and is_graph_model(parsed):
-        return "graph", load_graph_model(local)
-    return "layers", load_layers_model(local)
 
 
 def _shape(dims: Any) -> tuple[int, ...] | None:
@@ -178,7 +154,9 @@ def _zeros(spec: TensorSpec, batch: int | None) -> np.ndarray:
 def load_servable(name: str, version: int, path: str, warm_up: bool = True) -> Servable:
     """Load ``path`` (a ``model.json`` or URL) as version ``version`` of model ``name``, and warm it up."""
     started = time.perf_counter()
-    kind, model = _load(path)
+    from ..layers.model_loading import load_any_model
+
+    kind, model = load_any_model(path)
     try:
         servable = Servable(name, version, path, kind, model)
         if warm_up:
