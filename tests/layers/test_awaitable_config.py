@@ -96,12 +96,14 @@ METHODS = {
     "fit": [
         "x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split", "validation_data", "shuffle",
         "class_weight", "sample_weight", "initial_epoch", "steps_per_epoch", "validation_steps", "yield_every",
+        "distribution",
     ],
     "evaluate": ["x", "y", "batch_size", "verbose", "steps"],
     "predict": ["x", "batch_size", "verbose"],
     "fit_dataset": [
         "dataset", "epochs", "batches_per_epoch", "verbose", "callbacks", "validation_data",
         "validation_batch_size", "validation_batches", "class_weight", "initial_epoch", "yield_every",
+        "distribution",
     ],
     "evaluate_dataset": ["dataset", "batches", "verbose"],
     "save": ["handler_or_url", "include_optimizer", "quantization_dtype", "trainable_only"],

@@ -82,6 +82,7 @@ class TrainingApiMixin(TrainingMixin):
         steps_per_epoch: int | None = None,
         validation_steps: int | None = None,
         yield_every: str | float | None = None,
+        distribution: Any = None,
     ) -> History:
         """Train the model for ``epochs`` epochs on ``x`` / ``y`` in batches; returns the ``History``.
 
@@ -112,6 +113,10 @@ class TrainingApiMixin(TrainingMixin):
             validation_steps: validation batches per epoch (with ``steps_per_epoch``).
             yield_every: how often :meth:`fit_async` gives the event loop a turn: ``'auto'`` (default: every
                 125 ms), ``'batch'``, ``'epoch'``, ``'never'`` or milliseconds; also ``on_yield``'s period.
+            distribution: ``nf.distributed.DataParallel(...)`` to train data-parallel across processes (beyond
+                TF.js): each process takes its part of every global batch of ``batch_size`` samples (the same
+                shuffled order everywhere), the gradients are averaged between them, and rank 0 writes the
+                checkpoints (docs/scale-out.md). None (default): this process alone.
 
         Returns:
             A ``History``: ``history.history['loss']`` (one float per epoch), ``['val_loss']``, metrics, ...
@@ -127,6 +132,7 @@ class TrainingApiMixin(TrainingMixin):
             model._fit(
                 SYNC, x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data, shuffle,
                 class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps, yield_every, target,
+                distribution,
             ),
             "fit",
         )  # fmt: skip
@@ -149,6 +155,7 @@ class TrainingApiMixin(TrainingMixin):
         steps_per_epoch: int | None = None,
         validation_steps: int | None = None,
         yield_every: str | float | None = None,
+        distribution: Any = None,
     ) -> History:
         """:meth:`fit` as a coroutine that gives the event loop a turn between batches (TF.js's ``yieldEvery``):
         other tasks (a UI, a server, a data source) keep running during training, and ``async def`` callbacks
@@ -162,7 +169,7 @@ class TrainingApiMixin(TrainingMixin):
         return await model._fit(
             Pace(yield_every), x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
             shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps, yield_every,
-            target,
+            target, distribution,
         )  # fmt: skip
 
     # -- evaluate ----------------------------------------------------------------------------------------------
@@ -226,6 +233,7 @@ class TrainingApiMixin(TrainingMixin):
         class_weight: Any = None,
         initial_epoch: int = 0,
         yield_every: str | float | None = None,
+        distribution: Any = None,
     ) -> History:
         """Train on a dataset of batches (TF.js's ``fitDataset``); returns the (awaitable) ``History``.
 
@@ -242,6 +250,8 @@ class TrainingApiMixin(TrainingMixin):
             class_weight: as in :meth:`fit`.
             initial_epoch: the epoch to start at.
             yield_every: as in :meth:`fit` (used by :meth:`fit_dataset_async`).
+            distribution: ``nf.distributed.DataParallel(...)``: each process trains on its shard of ``dataset``
+                (every ``world_size``-th batch) with the gradients averaged between them (docs/scale-out.md).
 
         Example::
 
@@ -253,6 +263,7 @@ class TrainingApiMixin(TrainingMixin):
             fit_dataset_loop(
                 SYNC, model, dataset, epochs, batches_per_epoch, verbose, callbacks, validation_data,
                 validation_batch_size, validation_batches, class_weight, initial_epoch, yield_every, target,
+                distribution,
             ),
             "fit_dataset",
         )  # fmt: skip
@@ -271,6 +282,7 @@ class TrainingApiMixin(TrainingMixin):
         class_weight: Any = None,
         initial_epoch: int = 0,
         yield_every: str | float | None = None,
+        distribution: Any = None,
     ) -> History:
         """:meth:`fit_dataset` as a coroutine: batches of asynchronous sources (async generators, ``nf.data``
         datasets with async stages, webcams, microphones) are awaited in the running loop, and the loop gets a
@@ -284,7 +296,7 @@ class TrainingApiMixin(TrainingMixin):
         return await fit_dataset_loop(
             Pace(yield_every, what="fit_dataset_async"), model, dataset, epochs, batches_per_epoch, verbose,
             callbacks, validation_data, validation_batch_size, validation_batches, class_weight, initial_epoch,
-            yield_every, target,
+            yield_every, target, distribution,
         )  # fmt: skip
 
     @tfjs_config("batches")

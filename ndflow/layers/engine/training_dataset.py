@@ -178,12 +178,14 @@ def fit_dataset(
     initial_epoch: int = 0,
     yield_every: str | float | None = None,
     callback_model: Any = None,
+    distribution: Any = None,
 ) -> History:
     """Train ``model`` on ``dataset`` for ``epochs`` epochs, blocking (see the module docstring)."""
     return run_sync(
         fit_dataset_loop(
             SYNC, model, dataset, epochs, batches_per_epoch, verbose, callbacks, validation_data,
             validation_batch_size, validation_batches, class_weight, initial_epoch, yield_every, callback_model,
+            distribution,
         ),
         "fit_dataset",
     )  # fmt: skip
@@ -204,8 +206,10 @@ async def fit_dataset_loop(
     initial_epoch: int = 0,
     yield_every: str | float | None = None,
     callback_model: Any = None,
+    distribution: Any = None,
 ) -> History:
-    """``fit_dataset`` at ``pace``."""
+    """``fit_dataset`` at ``pace``. With a ``distribution`` each process reads its shard of ``dataset``
+    (``distribution.shard``) and every step waits until all processes agree that one of them still has a batch."""
     op = "fit_dataset"
     if model.optimizer is None:
         raise RuntimeError(f"{op}: you must compile a model before training/testing. Use model.compile(...).")
@@ -224,13 +228,17 @@ async def fit_dataset_loop(
         val_is_dataset = do_validation and not _is_tensor_pair(model, validation_data)
         if do_validation and not val_is_dataset and len(validation_data) == 3:
             raise NotImplementedError(f"{op}: validation with sample weights is not implemented yet.")
-        train_function = model.make_train_function()
+        fit_callbacks = standardize_callbacks(callbacks, yield_every)
+        if distribution is not None:  # join the processes, resume, start from rank 0's weights; read a shard
+            initial_epoch = distribution.setup(model, initial_epoch)
+            fit_callbacks += distribution.callbacks()
+            dataset = distribution.shard(dataset)
+        train_function = model.make_train_function(distribution)
         out_labels = model.get_deduped_metrics_names()
         callback_metrics = out_labels + [f"val_{n}" for n in out_labels] if do_validation else list(out_labels)
         steps = batches_per_epoch if batches_per_epoch is not None else _steps_per_epoch(dataset)
         callback_list, history = configure_callbacks(
-            standardize_callbacks(callbacks, yield_every), verbose, epochs, initial_epoch, None, steps, None,
-            do_validation, callback_metrics,
+            fit_callbacks, verbose, epochs, initial_epoch, None, steps, None, do_validation, callback_metrics,
         )  # fmt: skip
         target = callback_model or model
         callback_list.set_model(target)
@@ -257,8 +265,15 @@ async def fit_dataset_loop(
                     exhausted = False
                 steps_done = 0
                 while batches_per_epoch is None or steps_done < batches_per_epoch:
-                    item = await pace.next_item(iterator)
-                    if item is None:
+                    item = None if distribution is not None and exhausted else await pace.next_item(iterator)
+                    if distribution is not None and distribution.agree_more(item is not None):
+                        if item is None:  # this shard ran out before another: a step without samples
+                            exhausted = True
+                            await _train_step(model, train_function, None, owned, class_weight, out_labels,
+                                              steps_done, callback_list, op, pace)  # fmt: skip
+                            steps_done += 1
+                            continue
+                    elif item is None:
                         exhausted = True
                         if batches_per_epoch is not None:
                             logger.warning(
@@ -323,6 +338,12 @@ async def _train_step(
     made: list[Tensor] = []
     batch_logs: dict[str, Any] = {}
     try:
+        if item is None:  # a data-parallel process whose shard ran out: it contributes nothing to this step
+            batch_logs.update(batch=batch_index, size=0)
+            outs = tidy(lambda: train_function(None))
+            batch_logs.update(zip(out_labels, outs, strict=True))
+            await pace.hooks(callback_list, "on_batch_end", batch_logs, batch_index)
+            return
         xs, ys = standardize_batch(model, item, op, made)
         batch_logs["batch"] = batch_index
         batch_logs["size"] = xs[0].shape[0]
