@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
+import math
+import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +32,14 @@ _ORJSON: list[Any] = []
 
 
 def loads(raw: bytes) -> Any:
-    """A request body parsed: with orjson where it is installed (4x faster on arrays of numbers), else, and for
-    what orjson refuses (the ``NaN`` and ``Infinity`` tokens that TF Serving's JSON allows), the standard parser
-    (``ValueError`` for malformed JSON)."""
+    """A request body parsed. ``{"instances": ARRAY}`` with a rectangular array of numbers (the common predict
+    request) is read straight into a numpy float64 array where pysimdjson is installed (:func:`_fast_instances`:
+    5-9x faster than making the nested lists); anything else with orjson where it is installed (4x faster than the
+    standard parser on arrays of numbers), else, and for what orjson refuses (the ``NaN`` and ``Infinity`` tokens
+    that TF Serving's JSON allows), the standard parser (``ValueError`` for malformed JSON)."""
+    fast = _fast_instances(raw)
+    if fast is not None:
+        return {"instances": fast}
     if not _ORJSON:
         try:
             import orjson
@@ -44,6 +53,64 @@ def loads(raw: bytes) -> Any:
         except fast.JSONDecodeError:
             pass
     return json.loads(raw)
+
+
+_SIMDJSON: list[Any] = []
+_PARSERS = threading.local()
+_PREFIX = re.compile(rb'\A[ \t\r\n]*\{[ \t\r\n]*"instances"[ \t\r\n]*:')
+_NUMBER_AND_SPACE = b"0123456789.eE+- \t\r\n"
+
+
+def _fast_instances(raw: bytes) -> np.ndarray | None:
+    """The ``"instances"`` of a body that is exactly ``{"instances": ARRAY}``, ARRAY a non-empty rectangular nested
+    array of JSON numbers, as a float64 array of its shape (what ``np.asarray`` makes of the parsed lists, with the
+    same correctly rounded doubles); None for any other body (then parsed the plain way, which also words its
+    errors). Rectangular is checked on the text: without its numbers and spaces the value must be exactly the
+    brackets and commas of an array of its shape."""
+    if not _SIMDJSON:
+        try:
+            import simdjson
+        except ImportError:
+            simdjson = None
+        _SIMDJSON.append(simdjson)
+    simdjson = _SIMDJSON[0]
+    if simdjson is None or not isinstance(raw, bytes):
+        return None
+    start = _PREFIX.match(raw)
+    body = raw.rstrip(b" \t\r\n")
+    if start is None or not body.endswith(b"}"):
+        return None
+    parser = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = simdjson.Parser()
+    shape: list[int] = []
+    doc = array = node = None
+    try:
+        doc = parser.parse(body)
+        array = doc["instances"]
+        node = array
+        while isinstance(node, simdjson.Array):
+            shape.append(len(node))
+            if not len(node):
+                break
+            node = node[0]
+        values = np.frombuffer(array.as_buffer(of_type="d"), dtype=np.float64) if shape and shape[0] else None
+    except (ValueError, TypeError, KeyError, RuntimeError):  # not numbers, not valid JSON, a big integer, ...
+        return None
+    finally:
+        del doc, array, node  # the parser is reused: no proxy of this document may outlive the call
+    if values is None or values.size != math.prod(shape):
+        return None
+    if body[start.end() : -1].translate(None, _NUMBER_AND_SPACE) != _brackets(tuple(shape)):
+        return None  # ragged, or more in the body than the one array
+    return values.reshape(shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _brackets(shape: tuple[int, ...]) -> bytes:
+    """The brackets and commas of a JSON array of ``shape`` (its numbers left out): ``(2, 2)`` is ``[[,],[,]]``."""
+    inner = _brackets(shape[1:]) if len(shape) > 1 else b""
+    return b"[" + b",".join([inner] * shape[0]) + b"]"
 
 
 @dataclass(frozen=True)
@@ -105,7 +172,7 @@ def _strings(value: Any, where: str) -> Any:
         return raw.decode("latin-1")
     if isinstance(value, str):
         return value
-    raise invalid(f'{where}: expected text or {{"b64": ...}} for a string input, got {type(value).__name__}')
+    raise invalid(f'{where}: expected text or {{"b64": ...}} for a string input, got a JSON {_json_kind(value)}')
 
 
 def _flatten(value: Any) -> list[Any]:
@@ -205,10 +272,18 @@ def decode(body: Any, signature: Signature) -> Decoded:
 
 
 def _json_kind(value: Any) -> str:
-    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+    kinds = {list: "array", dict: "object", str: "string", bool: "boolean", type(None): "null"}
+    return kinds.get(type(value), "number")
 
 
 def _decode_rows(instances: Any, signature: Signature) -> Decoded:
+    if isinstance(instances, np.ndarray):  # numbers read straight into an array (loads' fast path)
+        if len(signature.inputs) == 1 and signature.inputs[0].dtype in ("float32", "int32"):
+            spec = signature.inputs[0]
+            arr = to_array(instances, spec, f"\"instances\" of input '{spec.key}'")
+            _check_rows(arr, spec, len(instances))
+            return Decoded({spec.key: arr}, False, len(instances))
+        instances = instances.tolist()  # other models: as the lists the plain parser makes (the same values)
     if not isinstance(instances, list) or not instances:
         raise invalid('"instances" must be a non-empty list, one entry per instance')
     named = [isinstance(i, dict) and not _is_b64(i) for i in instances]
