@@ -216,3 +216,16 @@ def load_image(
                        f"{format_shape(arr.shape)} (--channels {wanted}, --resize {options.resize}), which does "
                        f"not fit input {name!r} of shape {format_shape(shape)}", FAILURE)  # fmt: skip
     return _scaled(arr, dtype, options.scale, name)
+
+
+def scale_values(argv: Sequence[str]) -> list[str]:
+    """``--scale -1-1`` as ``--scale=-1-1`` (argparse takes a value starting with '-' for an option)."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--scale":
+            value = next(it, None)
+            out.extend([arg] if value is None else [f"--scale={value}"] if value in SCALES else [arg, value])
+        else:
+            out.append(arg)
+    return out

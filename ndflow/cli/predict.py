@@ -36,7 +36,7 @@ from .common import (
     report,
     use_backend,
 )
-from .inputs import RESIZES, SCALES, ImageOptions, format_shape, load_array, load_image
+from .inputs import RESIZES, SCALES, ImageOptions, format_shape, load_array, load_image, scale_values
 
 
 def mulberry32(n: int, seed: int = 42) -> np.ndarray:
@@ -179,19 +179,6 @@ def _parser() -> CliParser:
     return p
 
 
-def _scale_values(argv: Sequence[str]) -> list[str]:
-    """``--scale -1-1`` as ``--scale=-1-1`` (argparse takes a value starting with '-' for an option)."""
-    out: list[str] = []
-    it = iter(argv)
-    for arg in it:
-        if arg == "--scale":
-            value = next(it, None)
-            out.extend([arg] if value is None else [f"--scale={value}"] if value in SCALES else [arg, value])
-        else:
-            out.append(arg)
-    return out
-
-
 def split_input(arg: str) -> tuple[str | None, str]:
     """``--input NAME=FILE`` as (NAME, FILE); a plain FILE (or a file whose own name has '=') as (None, FILE)."""
     name, sep, path = arg.partition("=")
@@ -225,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _predict(argv: list[str]) -> int:
-    args = _parser().parse_args(_scale_values(argv))
+    args = _parser().parse_args(scale_values(argv))
     model_json_path(args.model)
     given = [split_input(arg) for arg in args.input]
     for _, path in given:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 
 from .common import FAILURE, LOAD_ERRORS, CliError, CliParser, check_backend, count, model_json_path, report
+from .inputs import SCALES, scale_values
 
 _HELP = """\
 engines: local runs in this process; ray runs Ray Data's map_batches on --workers actors (a local Ray cluster,
@@ -39,22 +40,9 @@ def _parser() -> CliParser:
     p.add_argument("--backend", default=None, help="ndflow backend in the workers (default: the best available)")
     p.add_argument("--channels", choices=("auto", "1", "3", "4"), default="auto",
                    help="image channels: 1 grayscale, 3 RGB, 4 RGBA; auto: as the model's input")  # fmt: skip
-    p.add_argument("--scale", choices=("0-1", "-1-1", "0-255"), default="0-1",
+    p.add_argument("--scale", choices=SCALES, default="0-1",
                    help="the range pixel values 0..255 are mapped onto for a float input (default 0-1)")  # fmt: skip
     return p
-
-
-def _scale_values(argv: Sequence[str]) -> list[str]:
-    """``--scale -1-1`` as ``--scale=-1-1`` (argparse takes a value starting with '-' for an option)."""
-    out: list[str] = []
-    it = iter(argv)
-    for arg in it:
-        if arg == "--scale":
-            value = next(it, None)
-            out.extend([arg] if value is None else [f"--scale={value}"])
-        else:
-            out.append(arg)
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    args = _parser().parse_args(_scale_values(argv))
+    args = _parser().parse_args(scale_values(argv))
     model = model_json_path(args.model)
     check_backend(args.backend)
     from ndflow.distributed.dataset_files import expand_inputs
