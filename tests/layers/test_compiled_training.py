@@ -310,3 +310,21 @@ def test_torch_backend_replays_too():
         nf.set_backend("cpu")
     assert plans == 1
     _same(got, eager)
+
+
+def test_a_weight_given_a_new_variable_records_again():
+    """A weight whose variable is replaced (not given new values): the plan, which holds the old variable, is
+    dropped. Here BatchNorm's moving mean gets a new variable holding the same values, and both runs keep equal."""
+
+    def steps(model, x, y):
+        _five_steps(model, x, y)
+        weight = model.layers[1].weights[2]  # moving mean
+        old = weight.val
+        weight.val = nf.variable(old, False, f"{old.name}_new")
+        old.dispose()
+        _five_steps(model, x, y)
+
+    eager, _ = _run(_bn_regularized, "mlp", False, steps)
+    got, (plans, _) = _run(_bn_regularized, "mlp", True, steps)
+    assert plans == 1
+    _same(got, eager)

@@ -17,10 +17,10 @@ data), drew random numbers (dropout, noise layers: fresh masks every step), or u
 that is not a variable (a layer's state held as a plain tensor). A tensor made from Python values inside the step
 (a loss's constant) is kept as its values. A plan is keyed on the shapes and dtypes of the batch, and dropped when
 anything it was recorded from changes: the backend, the flags, compile's loss and metrics, the model's layers and
-outputs, a layer's ``trainable``, the trained variables and their ``trainable``, a layer's losses (regularizers,
-``add_loss``) and its regularizers' settings. Variables assigned during the step (BatchNorm's moving statistics)
-are assigned again by the replay. The flag ``TRAIN_COMPILE`` set to false, a gradient tape already open, a
-profile or debug mode run every step eagerly.
+outputs, a layer's ``trainable``, the trained variables and their ``trainable``, the variable behind any weight,
+a layer's losses (regularizers, ``add_loss``) and its regularizers' settings. Variables assigned during the step
+(BatchNorm's moving statistics) are assigned again by the replay. The flag ``TRAIN_COMPILE`` set to false, a
+gradient tape already open, a profile or debug mode run every step eagerly.
 
 Python values a custom layer or loss bakes into the step (``nf.scalar(self.factor)`` with a factor changed between
 steps without changing anything above) are replayed as recorded, as in any traced step (``tf.function``): such a
@@ -242,6 +242,7 @@ def model_state(model: Any, variables: Sequence[Variable]) -> tuple:
         tuple([id(t) for t in model.outputs]),
         tuple([_layer_state(layer) for layer in model.layers]),
         tuple([(id(v), v.trainable) for v in variables]),
+        tuple([id(w.read()) for w in model.weights]),  # a weight given a new variable (not new values)
     )
 
 
