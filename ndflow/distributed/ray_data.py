@@ -19,6 +19,10 @@ from typing import Any
 from ._extras import require
 from .batch_predictor import Predictor
 
+#: Paths per block of ``predict_files_ray``'s dataset (64-row blocks made Ray Data's overhead over a plain loop
+#: 25% on 10,000 images on 2 cores; 1,024-row blocks 17%).
+BLOCK_ROWS = 1024
+
 
 def map_batches(
     dataset: Any,
@@ -69,8 +73,10 @@ def predict_files_ray(
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
-        blocks = max(workers, (len(paths) + batch_size - 1) // batch_size)
-        ds = ray.data.from_items([{"path": p} for p in paths], override_num_blocks=min(blocks, 200))
+        # Blocks of about BLOCK_ROWS paths (at least 4 per worker): each block is one actor call and one object
+        # store round trip, which cost ~30 ms on a small machine; the actor still runs batch_size rows at a time.
+        blocks = max(4 * workers, (len(paths) + BLOCK_ROWS - 1) // BLOCK_ROWS)
+        ds = ray.data.from_items([{"path": p} for p in paths], override_num_blocks=min(blocks, len(paths), 200))
         out = map_batches(ds, model, workers=workers, batch_size=batch_size, **options)
         out.write_parquet(os.path.abspath(output))
     finally:
