@@ -2,8 +2,8 @@
 
 The public methods with their signatures (``fit``, ``fit_async``, ``evaluate``, ...) are in ``training_api.py``;
 they run the coroutines here (``_evaluate``, ``_test_loop``) and in ``training_fit.py`` (``_fit``) at a ``Pace``
-(``pacing.py``): driven to
-the end without an event loop for the plain calls, awaited with turns for the event loop for ``*_async``.
+(``pacing.py``): driven to the end without an event loop for the plain calls, awaited with turns for the event
+loop for ``*_async``.
 
 ``compile(optimizer, loss, metrics)`` takes TF.js's string names (``'adam'``, ``'categoricalCrossentropy'``,
 ``'accuracy'``, ...) or objects; ``fit`` trains on tensors / arrays in batches and returns a ``History``
